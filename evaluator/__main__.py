@@ -1,0 +1,137 @@
+"""CLI for GPU hosts: `python -m evaluator run JOBS.jsonl --out RESULTS.jsonl`, `check PROBLEM CANDIDATE`,
+`profile PROBLEM`, `baseline ROOT --out FILE`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from evaluator.config import EvalConfig
+
+
+def _config(args: argparse.Namespace) -> EvalConfig:
+    overrides: dict[str, Any] = json.loads(args.config) if args.config else {}
+    if args.backend:
+        overrides["backend"] = args.backend
+    if args.cache_dir:
+        overrides["cache_dir"] = args.cache_dir
+    return EvalConfig().replace(**overrides)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from evaluator.api import evaluate_many
+    from evaluator.jobs import finished_ids, parse_jobs
+
+    config = _config(args)
+    jobs, errors = parse_jobs(args.jobs, config)
+    for err in errors:
+        print(f"skipped bad job {err}", file=sys.stderr)
+    done = finished_ids(args.out)
+    todo = [j for j in jobs if j.job_id not in done]
+    print(
+        f"{len(jobs)} jobs, {len(done & {j.job_id for j in jobs})} already done, {len(todo)} to run",
+        file=sys.stderr,
+    )
+    lock = threading.Lock()
+    count = [0]
+    t0 = time.perf_counter()
+    out_path = Path(args.out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(out_path, "a") as out:
+
+        def on_result(job_id: str, verdict: dict[str, Any]) -> None:
+            with lock:
+                out.write(json.dumps({"job_id": job_id, **verdict}) + "\n")
+                out.flush()
+                count[0] += 1
+                _progress(count[0], len(todo), time.perf_counter() - t0, job_id, verdict["verdict"])
+
+        evaluate_many(todo, config, on_result=on_result)
+    print(file=sys.stderr)
+    return 0
+
+
+def _progress(n: int, total: int, elapsed: float, job_id: str, verdict: str) -> None:
+    width = 30
+    filled = int(width * n / max(total, 1))
+    bar = "#" * filled + "-" * (width - filled)
+    sys.stderr.write(f"\r[{bar}] {n}/{total} {elapsed:6.0f}s  {job_id}: {verdict:<14}")
+    sys.stderr.flush()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from evaluator.api import evaluate
+    from evaluator.problem import load_problem
+
+    verdict = evaluate(load_problem(args.problem), Path(args.candidate).read_text(), _config(args))
+    print(json.dumps(verdict, indent=1))
+    return 0 if verdict["verdict"] == "correct" else 1
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from evaluator.problem import load_problem
+    from evaluator.profile import profile_problem
+
+    result = profile_problem(load_problem(args.problem), _config(args))
+    print(result["text"] or result.get("error", ""))
+    return 0 if result["rows"] else 1
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from evaluator import baseline
+    from evaluator.problem import load_problems
+
+    config = _config(args)
+    levels = [int(x) for x in args.levels.split(",")] if args.levels else None
+    ids = [int(x) for x in args.ids.split(",")] if args.ids else None
+    problems = load_problems(args.root, levels, ids)
+    measured = baseline.measure(problems, config, args.budget_s)
+    entries = measured["entries"]
+    for key, e in entries.items():
+        print(
+            f"{key}: eager {e['ms_eager']} ms, compile {e['ms_compile']} ms {e['compile_note'] or ''}",
+            file=sys.stderr,
+        )
+    if measured["device"]:
+        baseline.record(args.out, entries, measured["device"], measured["torch"])
+    return 0 if len(entries) == len(problems) and all(e["ms_eager"] for e in entries.values()) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--backend", choices=["cuda", "cpu"])
+    common.add_argument("--cache-dir")
+    common.add_argument("--config", help="JSON object of EvalConfig overrides")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("run", parents=[common], help="evaluate a JSONL job file (resumable)")
+    p.add_argument("jobs")
+    p.add_argument("--out", required=True)
+    p.set_defaults(fn=cmd_run)
+    p = sub.add_parser("check", parents=[common], help="evaluate one candidate file against one problem")
+    p.add_argument("problem")
+    p.add_argument("candidate")
+    p.set_defaults(fn=cmd_check)
+    p = sub.add_parser("profile", parents=[common], help="op-level time breakdown of a problem's reference")
+    p.add_argument("problem")
+    p.set_defaults(fn=cmd_profile)
+    p = sub.add_parser("baseline", parents=[common], help="time references eager and compiled into a file")
+    p.add_argument("root")
+    p.add_argument("--out", required=True)
+    p.add_argument("--levels")
+    p.add_argument("--ids")
+    p.add_argument(
+        "--budget-s", type=float, default=480.0, help="stop starting torch.compile timings after this"
+    )
+    p.set_defaults(fn=cmd_baseline)
+    args = parser.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Runtime sandbox inside a worker: an audit hook that refuses process, network and file-system side
+effects while candidate code runs (compiler runs inside load_inline excepted).
+
+The static checks are the first line; this catches what they cannot see (e.g. a C++ extension calling
+back into Python, or names reached indirectly). Audit hooks cannot be removed, so the hook is installed
+once and switched by `Guard.active`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+_BLOCKED = {
+    "subprocess.Popen",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "pty.spawn",
+    "socket.connect",
+    "socket.bind",
+    "socket.sendto",
+    "socket.sendmsg",
+    "os.kill",
+    "os.killpg",
+    "os.remove",
+    "os.rename",
+    "os.rmdir",
+    "os.truncate",
+    "os.chmod",
+    "os.chown",
+    "os.link",
+    "os.symlink",
+    "shutil.rmtree",
+    "shutil.move",
+    "shutil.copyfile",
+    "ctypes.dlopen",
+    "ctypes.dlsym",
+    "gc.get_objects",
+    "gc.get_referrers",
+    "gc.get_referents",
+    "webbrowser.open",
+}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+class Guard:
+    active = False
+    allowed_dirs: tuple[str, ...] = ()
+    building: Callable[[], bool] = staticmethod(lambda: False)
+    refused: list[str] = []
+
+
+def install(allowed_dirs: list[str], building: Callable[[], bool]) -> None:
+    Guard.allowed_dirs = tuple(os.path.realpath(d) + os.sep for d in allowed_dirs)
+    Guard.building = staticmethod(building)  # type: ignore[assignment]
+    sys.addaudithook(_hook)
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if not Guard.active or Guard.building():
+        return
+    if event in _BLOCKED:
+        _refuse(f"{event} is refused inside the evaluator's sandbox")
+    elif event == "open" and args and isinstance(args[0], str | bytes):
+        path = os.fsdecode(args[0])
+        mode = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
+        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+        writing = any(c in (mode or "") for c in "wax+") or bool(flags & _WRITE_FLAGS)
+        if writing and not os.path.realpath(path).startswith(Guard.allowed_dirs):
+            _refuse(f"writing {path} is refused outside the build and scratch directories")
+
+
+def _refuse(message: str) -> None:
+    Guard.refused.append(message)
+    raise PermissionError(message)

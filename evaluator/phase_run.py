@@ -1,0 +1,317 @@
+"""Worker phase `run`: correctness (KernelBench-compatible, then strict), custom-kernel use, timing."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import torch
+
+from evaluator import buildcache, guard, harness
+from evaluator.config import EvalConfig
+from evaluator.runtime import (
+    Result,
+    acquire_device,
+    construct,
+    error_info,
+    load_module,
+    select_device,
+    set_precision,
+    setup,
+)
+
+
+def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> None:
+    recorder, scratch = setup(spec, config)
+    set_precision(config)
+    ref_mod = load_module("kg_reference", spec["problem"]["source"], scratch)
+    result.update(stage="load")
+    guard.Guard.active = True
+    try:
+        cand_mod = load_module("kg_candidate", spec["candidate"], scratch)
+        cand_cls = cand_mod.ModelNew
+    except BaseException as exc:  # noqa: BLE001
+        guard.Guard.active = False
+        return _fail(result, recorder, "load", exc)
+    guard.Guard.active = False
+    # Everything above (imports, loading the extension) overlaps the previous candidate's GPU work;
+    # from here on this process has the device to itself.
+    acquire_device(spec, scratch)
+    dev = select_device(config)
+
+    def init_inputs() -> list[Any]:
+        torch.manual_seed(config.seed)
+        with torch.device(dev):
+            return list(ref_mod.get_init_inputs())
+
+    ref = construct(ref_mod.Model, init_inputs(), config.seed, dev)
+    guard.Guard.active = True
+    try:
+        cand = construct(cand_cls, init_inputs(), config.seed, dev)
+    except BaseException as exc:  # noqa: BLE001
+        return _fail(result, recorder, "init", exc)
+    finally:
+        guard.Guard.active = False
+    result.update(stage="init", builds=recorder.builds)
+
+    def call_cand(args: list[Any]) -> Any:
+        guard.Guard.active = True
+        try:
+            with torch.no_grad():
+                return cand(*args)
+        finally:
+            guard.Guard.active = False
+
+    def call_ref(args: list[Any]) -> Any:
+        with torch.no_grad():
+            return ref(*args)
+
+    def gen(seed: int) -> list[Any]:
+        return harness.make_inputs(ref_mod.get_inputs, seed, dev)
+
+    try:
+        _check_and_time(spec, config, result, recorder, dev, call_ref, call_cand, gen, ref)
+    except BaseException as exc:  # noqa: BLE001 - a crash mid-check is the candidate's runtime error
+        return _fail(result, recorder, result.data.get("stage", "run"), exc)
+
+
+def _fail(result: Result, recorder: buildcache.BuildRecorder, stage: str, exc: BaseException) -> None:
+    verdict = "compile_error" if recorder.error is not None else "runtime_error"
+    result.update(
+        stage=stage,
+        verdict_kernelbench=verdict,
+        verdict=verdict,
+        error=error_info(exc),
+        build_error=recorder.error,
+        builds=recorder.builds,
+        sandbox_refusals=guard.Guard.refused,
+    )
+
+
+def _trial_seeds(config: EvalConfig) -> list[int]:
+    torch.manual_seed(config.seed)  # KernelBench draws its trial seeds from the base seed
+    return [int(torch.randint(0, 2**31 - 1, (1,)).item()) for _ in range(config.trials)]
+
+
+def _check_and_time(
+    spec: dict[str, Any],
+    config: EvalConfig,
+    result: Result,
+    recorder: buildcache.BuildRecorder,
+    dev: torch.device,
+    call_ref: Any,
+    call_cand: Any,
+    gen: Any,
+    ref_model: torch.nn.Module,
+) -> None:
+    strict_failures: list[str] = []
+    trials = []
+    ref_outputs = []
+    result.update(stage="correctness")
+    for seed in _trial_seeds(config):
+        ref_out = call_ref(gen(seed))
+        inputs = gen(seed)
+        out = call_cand(inputs)
+        harness.sync(dev)
+        cmp = harness.compare(out, ref_out, config.atol, config.rtol)
+        cmp["seed"] = seed
+        if cmp["ok"] and config.strict:
+            if not harness.inputs_equal(inputs, gen(seed)):
+                cmp["mutated_inputs"] = True
+                strict_failures.append("input_mutation")
+            if harness.aliases(out, inputs) and not harness.aliases(call_ref(inputs), inputs):
+                cmp["aliases_input"] = True
+                strict_failures.append("output_aliases_input")
+            if cmp.get("ref_max_abs", 1.0) < config.tiny_output_abs:
+                # atol alone would let zeros pass: judge the error against the output's own scale.
+                cmp["tiny_reference"] = True
+                if cmp["max_abs_err"] > config.strict_scale_rtol * cmp["ref_max_abs"]:
+                    strict_failures.append("wrong_at_output_scale")
+        trials.append(cmp)
+        ref_outputs.append(
+            [t.flatten()[:64].double().cpu() for t in harness.flatten(ref_out) if isinstance(t, torch.Tensor)]
+        )
+        result.update(trials=trials)
+        if not cmp["ok"]:
+            result.update(
+                verdict_kernelbench="wrong_output",
+                verdict="wrong_output",
+                correct_kernelbench=False,
+                evidence_mismatch=cmp,
+            )
+            return
+        del out, ref_out, inputs
+    result.update(verdict_kernelbench="correct", correct_kernelbench=True)
+    strict: dict[str, Any] = {}
+    if config.strict:
+        result.update(stage="strict")
+        strict["constant_reference"] = _constant(ref_outputs)
+        if config.signed_trial:
+            strict["signed_trial"] = _signed_trial(config, call_ref, call_cand, gen, dev)
+            if strict["signed_trial"].get("ok") is False:
+                strict_failures.append("signed_inputs_mismatch")
+            if strict["signed_trial"].get("mutated_inputs"):
+                strict_failures.append("input_mutation")
+        strict["pointer_reuse"] = _pointer_trial(config, call_ref, call_cand, gen, dev)
+        if not strict["pointer_reuse"]["ok"]:
+            strict_failures.append("stale_output_on_reused_buffers")
+        result.update(strict=strict)
+        custom = _custom_kernel_use(config, recorder, call_cand, gen, dev)
+        result.update(custom=custom, stage="custom")
+        if not custom["launched"]:
+            strict_failures.append("no_custom_kernel_launched")
+        elif custom.get("share") is not None and custom["share"] < config.min_custom_share:
+            strict_failures.append("custom_kernel_share_below_min")
+    result.update(strict_failures=sorted(set(strict_failures)))
+    if config.timing:
+        _timing(spec, config, result, call_ref, call_cand, gen, dev, ref_model)
+        if config.strict:
+            after = _pointer_trial(config, call_ref, call_cand, gen, dev, seed_offset=7)
+            strict["after_timing"] = after
+            if not after["ok"]:
+                strict_failures.append("stale_output_after_timing")
+            result.update(strict=strict, strict_failures=sorted(set(strict_failures)))
+    result.update(stage="checked")
+
+
+def _constant(ref_outputs: list[list[torch.Tensor]]) -> bool:
+    first = ref_outputs[0]
+    return len(ref_outputs) > 1 and all(
+        len(o) == len(first) and all(torch.equal(a, b) for a, b in zip(o, first, strict=True))
+        for o in ref_outputs[1:]
+    )
+
+
+def _signed_trial(config: EvalConfig, call_ref: Any, call_cand: Any, gen: Any, dev: torch.device) -> dict:
+    seed = config.seed + 1001
+    ref_out = call_ref(harness.signed(gen(seed)))
+    if any(
+        isinstance(t, torch.Tensor) and t.is_floating_point() and not bool(torch.isfinite(t).all())
+        for t in harness.flatten(ref_out)
+    ):
+        return {"skipped": "reference is not finite on signed inputs"}
+    inputs = harness.signed(gen(seed))
+    out = call_cand(inputs)
+    harness.sync(dev)
+    res = harness.compare(out, ref_out, config.atol, config.rtol)
+    res["mutated_inputs"] = not harness.inputs_equal(inputs, harness.signed(gen(seed)))
+    return res
+
+
+def _pointer_trial(
+    config: EvalConfig, call_ref: Any, call_cand: Any, gen: Any, dev: torch.device, seed_offset: int = 0
+) -> dict:
+    """Call the candidate on buffers, refill them in place with new values, call again: an output cached
+    by data pointer comes back stale."""
+    buffers = gen(config.seed + 2002 + seed_offset)
+    call_cand(buffers)
+    fresh_seed = config.seed + 3003 + seed_offset
+    harness.refill_(buffers, gen(fresh_seed))
+    out = call_cand(buffers)
+    harness.sync(dev)
+    return harness.compare(out, call_ref(gen(fresh_seed)), config.atol, config.rtol)
+
+
+def _custom_kernel_use(
+    config: EvalConfig, recorder: buildcache.BuildRecorder, call_cand: Any, gen: Any, dev: torch.device
+) -> dict[str, Any]:
+    """Did forward run the compiled extension, and what share of its time went there?"""
+    call_cand(gen(config.seed + 4004))  # warm-up
+    harness.sync(dev)
+    inputs = gen(config.seed + 4005)
+    calls_before, secs_before = recorder.calls, recorder.call_seconds
+    t0 = time.perf_counter()
+    call_cand(inputs)
+    harness.sync(dev)
+    wall = time.perf_counter() - t0  # unprofiled: the host-side share of time inside the extension
+    ext_calls = recorder.calls - calls_before
+    host_share = (recorder.call_seconds - secs_before) / wall if wall > 0 else None
+    prof = harness.profile_forward(lambda: call_cand(inputs), dev)
+    info: dict[str, Any] = {"ext_calls": ext_calls, "kernel_names": sorted(recorder.kernel_names)}
+    if dev.type == "cuda":
+        kernels = harness.device_kernels(prof)
+        total = sum(us for _, us in kernels)
+        names = recorder.kernel_names
+        custom_us = sum(us for name, us in kernels if any(_matches(name, n) for n in names))
+        info["kernels"] = sorted(kernels, key=lambda k: -k[1])[:8]
+        info["share"] = round(custom_us / total, 4) if total > 0 else None
+        info["launched"] = ext_calls > 0 and (custom_us > 0 or not names)
+    else:
+        info["share"] = round(min(1.0, host_share), 4) if host_share is not None else None
+        info["launched"] = ext_calls > 0
+    return info
+
+
+def _matches(kernel: str, name: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", kernel) is not None
+
+
+def _timing(
+    spec: dict[str, Any],
+    config: EvalConfig,
+    result: Result,
+    call_ref: Any,
+    call_cand: Any,
+    gen: Any,
+    dev: torch.device,
+    ref_model: torch.nn.Module,
+) -> None:
+    result.update(stage="timing")
+    timer = harness.Timer(dev, config.l2_flush_bytes)
+    seeds = [config.seed + 5000 + i for i in range(config.timing_trials + 1)]
+
+    def make(i: int) -> list[Any]:
+        return gen(seeds[i])
+
+    t_ref, t_cand = timer.measure_many([call_ref, call_cand], make, config.warmup, config.timing_trials)
+    timing: dict[str, Any] = {"reference_eager": t_ref, "candidate": t_cand}
+    speedup = t_ref["ms"] / t_cand["ms"] if t_cand["ms"] > 0 else None
+    result.update(timing=timing, speedup_eager=speedup)
+    if speedup is not None and speedup > config.reverify_speedup_above:
+        # Too good to believe at once: check on new inputs again and time again.
+        again = _pointer_trial(config, call_ref, call_cand, gen, dev, seed_offset=11)
+        retime = timer.measure(call_cand, make, config.warmup, config.timing_trials)
+        timing["reverify"] = {"correct": again["ok"], "candidate": retime}
+        speedup = t_ref["ms"] / max(retime["ms"], t_cand["ms"])
+        if not again["ok"]:
+            result.update(
+                strict_failures=sorted(set(result.data.get("strict_failures", [])) | {"reverify_failed"})
+            )
+        result.update(timing=timing, speedup_eager=speedup, speedup_reverified=again["ok"])
+    compiled = compiled_reference_ms(spec, config, timer, make, ref_model, dev)
+    timing["reference_compile"] = compiled
+    ms_compile = compiled.get("ms") if compiled else None
+    result.update(
+        timing=timing,
+        speedup_compile=(ms_compile / t_cand["ms"]) if ms_compile and t_cand["ms"] > 0 else None,
+    )
+
+
+def compiled_reference_ms(
+    spec: dict[str, Any],
+    config: EvalConfig,
+    timer: harness.Timer,
+    make: Any,
+    ref_model: torch.nn.Module,
+    dev: torch.device,
+) -> dict[str, Any] | None:
+    if config.reference_compile == "off":
+        return None
+    if config.reference_compile == "baseline" and spec.get("baseline_entry"):
+        return {"ms": spec["baseline_entry"].get("ms_compile"), "source": "baseline"}
+    compiled = torch.compile(ref_model)
+
+    def call(args: list[Any]) -> Any:
+        with torch.no_grad():
+            return compiled(*args)
+
+    t0 = time.perf_counter()
+    try:
+        call(make(0))
+        harness.sync(dev)
+    except Exception as exc:  # noqa: BLE001 - a reference inductor cannot compile is a fact to report
+        return {"ms": None, "source": "same_process", "error": error_info(exc, 500)["message"]}
+    compile_s = time.perf_counter() - t0
+    measured = timer.measure(call, make, config.warmup, config.timing_trials)
+    return {**measured, "source": "same_process", "compile_seconds": round(compile_s, 2)}

@@ -1,0 +1,104 @@
+"""What every worker phase shares: the result file, loading problem and candidate modules, the device."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from evaluator import buildcache, guard
+from evaluator.config import EvalConfig
+
+
+class Result:
+    """The worker's verdict so far, flushed to disk atomically after each stage."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.data: dict[str, Any] = {"stage": "start"}
+
+    def update(self, **fields: Any) -> None:
+        self.data.update(fields)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, default=_jsonable))
+        tmp.replace(self.path)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, set):
+        return sorted(value)
+    return repr(value)
+
+
+def load_module(name: str, source: str, scratch: Path) -> ModuleType:
+    """Import source as a real module from a file, so tracebacks show the candidate's lines."""
+    path = scratch / f"{name}.py"
+    path.write_text(source)
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    assert module_spec and module_spec.loader
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def error_info(exc: BaseException, limit: int = 3000) -> dict[str, Any]:
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {"type": type(exc).__name__, "message": str(exc)[-limit:], "traceback": tb[-limit:]}
+
+
+def setup(spec: dict[str, Any], config: EvalConfig) -> tuple[buildcache.BuildRecorder, Path]:
+    scratch = Path(spec["scratch"])
+    recorder = buildcache.BuildRecorder()
+    buildcache.install(config.cache_dir, config.backend, spec.get("arch", ""), recorder)
+    guard.install([str(scratch), config.cache_dir, tempfile.gettempdir()], recorder.building)
+    return recorder, scratch
+
+
+def select_device(config: EvalConfig) -> torch.device:
+    if config.backend == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("backend 'cuda' but this worker sees no CUDA device")
+        dev = torch.device("cuda", 0)
+        torch.cuda.set_device(dev)
+        torch.cuda.set_per_process_memory_fraction(config.gpu_memory_fraction, dev)
+        return dev
+    return torch.device("cpu")
+
+
+def acquire_device(spec: dict[str, Any], scratch: Path) -> None:
+    """Wait for this GPU's lock (held until the process ends), then tell the parent the clock starts."""
+    lock_path = spec.get("device_lock")
+    if lock_path:
+        import fcntl
+
+        handle = open(lock_path, "w")  # noqa: SIM115 - must stay open for the life of the process
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _HELD.append(handle)
+    (scratch / "device_acquired").touch()
+
+
+_HELD: list[Any] = []
+
+
+def set_precision(config: EvalConfig) -> None:
+    torch.backends.cuda.matmul.allow_tf32 = config.allow_tf32
+    torch.backends.cudnn.allow_tf32 = config.allow_tf32
+
+
+def construct(cls: type, init_inputs: list[Any], seed: int, device: torch.device) -> torch.nn.Module:
+    torch.manual_seed(seed)  # KernelBench: the same seed before each model's construction
+    with torch.device(device):
+        model = cls(*init_inputs)
+    return model.to(device)
+
+
+def device_name(dev: torch.device) -> str:
+    return torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"

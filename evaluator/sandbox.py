@@ -1,0 +1,147 @@
+"""Start a worker in its own process group with a time limit, a clean environment and a captured log."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+_ENV_KEEP = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "CC",
+    "CXX",
+    "NCCL_NVLS_ENABLE",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+    "NVSHMEM_DISABLE_NVLS",
+    "TRITON_CACHE_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+)
+
+
+@dataclass
+class WorkerRun:
+    """What a worker process left behind: its result file (possibly partial) and how it ended."""
+
+    result: dict[str, Any] | None
+    returncode: int | None
+    timed_out: bool
+    seconds: float
+    log_tail: str
+    started_after_s: float | None = None
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.returncode is not None and self.returncode < 0:
+            return signal.Signals(-self.returncode).name
+        return None
+
+
+def worker_env(extra: dict[str, str]) -> dict[str, str]:
+    """Only what a build and a run need; nothing of the caller's secrets or Python path."""
+    env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
+    env["PYTHONPATH"] = _PACKAGE_PARENT
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(extra)
+    return env
+
+
+def run_worker(
+    mode: str,
+    payload: dict[str, Any],
+    timeout_s: float,
+    env_extra: dict[str, str],
+    log_tail_chars: int = 4000,
+    keep_dir: str | None = None,
+    start_marker: str | None = None,
+    pre_start_timeout_s: float | None = None,
+) -> WorkerRun:
+    """Run `python -m evaluator.worker` for one phase; kill its whole process group on timeout."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"kg_{mode}_", dir=keep_dir))
+    spec_path = scratch / "spec.json"
+    result_path = scratch / "result.json"
+    log_path = scratch / "log.txt"
+    spec_path.write_text(
+        json.dumps({**payload, "mode": mode, "scratch": str(scratch), "result_path": str(result_path)})
+    )
+    env = worker_env({**env_extra, "HOME": str(scratch), "TMPDIR": str(scratch)})
+    t0 = time.perf_counter()
+    timed_out = False
+    waited: float | None = None
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-s", "-m", "evaluator.worker", str(spec_path)],
+            cwd=scratch,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        # With a start marker, the time limit starts when the worker creates it (after it got its GPU);
+        # before that only the generous pre-start limit applies (loading, building, waiting its turn).
+        deadline = t0 + (pre_start_timeout_s or timeout_s if start_marker else timeout_s)
+        while True:
+            try:
+                proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.perf_counter()
+            if start_marker and waited is None and (scratch / start_marker).exists():
+                waited = now - t0
+                deadline = now + timeout_s
+            if now > deadline:
+                timed_out = True
+                break
+        _kill_group(proc.pid)  # also reaps anything the candidate left running
+        proc.wait()
+    seconds = time.perf_counter() - t0
+    result = None
+    if result_path.exists():
+        try:
+            result = json.loads(result_path.read_text())
+        except json.JSONDecodeError:
+            result = None
+    tail = log_path.read_bytes()[-log_tail_chars:].decode(errors="replace")
+    _cleanup(scratch)
+    return WorkerRun(
+        result=result,
+        returncode=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        seconds=seconds,
+        log_tail=tail,
+        started_after_s=waited,
+    )
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _cleanup(scratch: Path) -> None:
+    for path in sorted(scratch.rglob("*"), reverse=True):
+        try:
+            path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
+        except OSError:
+            pass
+    try:
+        scratch.rmdir()
+    except OSError:
+        pass

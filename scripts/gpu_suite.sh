@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Every GPU test and GPU benchmark of the project, for the device machine (H200):
+#   scripts/gpu_suite.sh [suite|baseline|throughput|all]   (default: suite)
+# Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
+# ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
+# Measured on the H200 (2026-11-30): suite ~4 min (one ~60 s nvcc build shared by all candidates);
+# throughput cold batch ~6 min, warm repeat ~1 min, plain serial loop of 10 ~6-7 min (one nvcc build
+# each): split it over two calls, e.g.
+#   KG_THROUGHPUT_ARGS='--phases cold,repeat' scripts/gpu_suite.sh throughput
+#   KG_THROUGHPUT_ARGS='--phases serial' scripts/gpu_suite.sh throughput
+# then copy the JSON files into benchmarks/results and run
+#   python -m benchmarks.evaluator_throughput --summarize --out-dir benchmarks/results
+# Subsets of the suite: KG_GPU_SUITE_ONLY=correct,side_stream scripts/gpu_suite.sh suite
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-out/gpu_suite}"
+mkdir -p "$OUT"
+if [ ! -e ../shared/kernelbench ] && [ -d .device/evaluator/shared ]; then
+  ln -sfn "$PWD/.device/evaluator/shared" ../shared
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+PY="${PYTHON:-python3}"
+CACHE="${KG_EVAL_CACHE:-/tmp/kg_eval_cache}"
+what="${1:-suite}"
+
+run_suite() {
+  KG_GPU_SUITE_LOG="$OUT" KG_GPU_SUITE_CACHE="$CACHE/suite" \
+    "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/evaluator 2>&1 | tee "$OUT/gpu_suite.log"
+}
+run_baseline() {
+  "$PY" -m evaluator baseline ../shared/kernelbench --out "$OUT/baseline_h200.json" --budget-s "${KG_BASELINE_BUDGET:-300}" \
+    --cache-dir "$CACHE/baseline" --config "{\"run_timeout_s\": ${KG_BASELINE_TIMEOUT:-240}}" 2>&1 \
+    | tee "$OUT/baseline.log"
+}
+run_throughput() {
+  "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
+    ${KG_THROUGHPUT_ARGS:-} 2>&1 | tee "$OUT/throughput.log"
+}
+
+case "$what" in
+  suite) run_suite ;;
+  baseline) run_baseline ;;
+  throughput) run_throughput ;;
+  all) run_suite; run_baseline; run_throughput ;;
+  *) echo "unknown: $what" >&2; exit 2 ;;
+esac

@@ -1,0 +1,174 @@
+"""Every verdict from a real candidate through the `cpu` backend: real builds, processes and timeouts.
+
+One batch (`evaluate_many`) runs all cases; they share one C++ extension source, so the build cache
+compiles it once (plus one deliberately broken build).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cpu_cases as cases
+import pytest
+
+from evaluator.api import Job, evaluate, evaluate_many
+from evaluator.config import EvalConfig
+from evaluator.problem import Problem, load_problem, shrink_problem
+
+pytestmark = pytest.mark.slow
+
+RELU_CASES = [
+    "CORRECT",
+    "WRONG",
+    "HANG",
+    "SEGFAULT",
+    "PY_ERROR",
+    "IDENTITY",
+    "MUTATES",
+    "POINTER_CACHE",
+    "TORCH_OPS",
+    "INHERITS",
+    "FALLBACK",
+    "SIDE_STREAM",
+    "THREADS",
+    "SUBPROCESS",
+    "SEED_TAMPER",
+    "SNEAKY_WRITE",
+    "NO_CODE",
+    "COMPILE_ERROR",
+    "TWO_EXTENSIONS",
+]
+
+
+@pytest.fixture(scope="module")
+def verdicts(
+    cpu_config: EvalConfig, relu_problem: Problem, tiny_problem: Problem
+) -> dict[str, dict[str, Any]]:
+    jobs = [Job(name, relu_problem, getattr(cases, name)) for name in RELU_CASES]
+    jobs.append(Job("TINY_ZEROS", tiny_problem, cases.ZEROS))
+    hang = cpu_config.replace(run_timeout_s=12)
+    jobs = [Job(j.job_id, j.problem, j.candidate_text, hang if j.job_id == "HANG" else None) for j in jobs]
+    results = evaluate_many(jobs, cpu_config)
+    return {job.job_id: v for job, v in zip(jobs, results, strict=True)}
+
+
+def test_correct_kernel(verdicts: dict) -> None:
+    v = verdicts["CORRECT"]
+    assert (v["verdict"], v["correct_strict"], v["correct_kernelbench"], v["compiled"]) == (
+        "correct",
+        True,
+        True,
+        True,
+    )
+    assert v["speedup_eager"] > 0 and v["custom_kernel_share"] > 0
+    ev = v["evidence"]
+    assert len(ev["trials"]) == 5 and all(t["ok"] for t in ev["trials"])
+    assert ev["strict"]["signed_trial"]["ok"] and ev["strict"]["pointer_reuse"]["ok"]
+    assert ev["timing"]["candidate"]["trials"] == 5
+
+
+def test_wrong_answer_carries_the_evidence(verdicts: dict) -> None:
+    v = verdicts["WRONG"]
+    assert v["verdict"] == "wrong_output" and not v["correct_kernelbench"]
+    mismatch = v["evidence"]["mismatch"]
+    assert mismatch["reason"] == "values" and mismatch["max_abs_err"] > 0.1
+    assert len(mismatch["first_mismatch_index"]) == 2 and mismatch["first_mismatch"]["got"] == 0.0
+
+
+def test_hang_is_killed_at_the_time_limit(verdicts: dict) -> None:
+    v = verdicts["HANG"]
+    assert v["verdict"] == "timeout" and v["evidence"]["limit_s"] == 12
+    assert v["evidence"]["seconds"]["run"] < 25
+
+
+def test_segfault_is_a_runtime_error(verdicts: dict) -> None:
+    v = verdicts["SEGFAULT"]
+    assert v["verdict"] == "runtime_error" and v["evidence"]["exit"] == "SIGSEGV"
+
+
+def test_python_error_is_a_runtime_error_with_traceback(verdicts: dict) -> None:
+    v = verdicts["PY_ERROR"]
+    assert v["verdict"] == "runtime_error" and "incompatible function arguments" in v["log_tail"]
+
+
+def test_compile_error_shows_the_compiler(verdicts: dict) -> None:
+    v = verdicts["COMPILE_ERROR"]
+    assert v["verdict"] == "compile_error" and not v["compiled"]
+    assert "undefined_symbol_here" in v["log_tail"]
+
+
+def test_no_code(verdicts: dict) -> None:
+    assert verdicts["NO_CODE"]["verdict"] == "no_code"
+
+
+@pytest.mark.parametrize(
+    ("case", "failure"),
+    [
+        ("IDENTITY", "signed_inputs_mismatch"),
+        ("MUTATES", "input_mutation"),
+        ("POINTER_CACHE", "stale_output_on_reused_buffers"),
+        ("TINY_ZEROS", "wrong_at_output_scale"),
+    ],
+)
+def test_kernelbench_passes_what_strict_catches(verdicts: dict, case: str, failure: str) -> None:
+    v = verdicts[case]
+    assert v["correct_kernelbench"] and v["verdict_kernelbench"] == "correct"
+    assert v["verdict"] == "wrong_output" and not v["correct_strict"]
+    assert failure in v["evidence"]["strict_failures"]
+
+
+@pytest.mark.parametrize(
+    ("case", "failure"),
+    [
+        ("TORCH_OPS", "no_custom_kernel_launched"),
+        ("INHERITS", "inherits_model"),
+        ("FALLBACK", "try_except_fallback"),
+        ("SIDE_STREAM", "side_stream"),
+        ("THREADS", "threads"),
+        ("SEED_TAMPER", "global_state"),
+    ],
+)
+def test_hacks_run_but_fail_strict(verdicts: dict, case: str, failure: str) -> None:
+    v = verdicts[case]
+    assert v["correct_kernelbench"] and v["verdict"] == "static_reject" and not v["correct_strict"]
+    assert failure in v["evidence"]["strict_failures"]
+
+
+def test_refused_candidates_never_run(verdicts: dict) -> None:
+    v = verdicts["SUBPROCESS"]
+    assert v["verdict"] == "static_reject" and v["evidence"]["seconds"].get("build") is None
+
+
+def test_runtime_sandbox_refuses_a_write_the_ast_missed(verdicts: dict) -> None:
+    v = verdicts["SNEAKY_WRITE"]
+    assert v["verdict"] == "runtime_error"
+    assert any("kg_sneaky.bin" in r for r in v["evidence"]["sandbox_refusals"])
+    assert not Path("/tmp/kg_sneaky.bin").exists()
+
+
+def test_unchanged_candidate_is_not_built_again(
+    verdicts: dict, cpu_config: EvalConfig, relu_problem: Problem
+) -> None:
+    again = evaluate(relu_problem, cases.CORRECT, cpu_config)
+    assert again["verdict"] == "correct" and again["evidence"]["seconds"]["build"] == 0.0
+    assert all(b["cached"] for b in again["evidence"]["builds"])
+
+
+def test_shrunk_kernelbench_problem_with_a_cpp_matmul(
+    verdicts: dict, cpu_config: EvalConfig, kernelbench_dir: Path
+) -> None:
+    problem = shrink_problem(
+        load_problem(kernelbench_dir / "level1" / "1_Square_matrix_multiplication_.py"), cap=48
+    )
+    v = evaluate(problem, cases.MATMUL, cpu_config)
+    assert v["verdict"] == "correct", v["evidence"]
+    assert v["evidence"]["seconds"]["build"] == 0.0 or all(b["cached"] for b in v["evidence"]["builds"])
+
+
+def test_every_constant_extension_is_built_before_the_run(verdicts: dict) -> None:
+    v = verdicts["TWO_EXTENSIONS"]
+    assert v["verdict"] == "correct", v["evidence"]
+    built = {b["name"]: b for b in v["evidence"]["build_phase"]}
+    assert set(built) == {"kg_two_a", "kg_two_b"} and all(b["ok"] and not b["cached"] for b in built.values())
+    assert all(b["cached"] for b in v["evidence"]["builds"])  # the run phase found both built
