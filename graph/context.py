@@ -1,0 +1,111 @@
+"""The runtime context every strategy takes (LangGraph ``context_schema``): one knob set for all four graphs.
+
+Build it in Python (``Context(samples=4, ambition="conservative")``), from a preset
+(``Context(preset="repaired-agent")`` or ``Context.from_preset("naive-agent", rounds=5)``), from run.py, or
+fill it in Studio: every field carries a description, which Studio shows. Nodes read it through
+``settings(runtime)``, which applies the preset under the fields still at their defaults (so with
+``Context(preset=...)`` a field cannot be set to its default value; ``from_preset`` has no such limit).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, get_type_hints
+
+from pydantic import Field
+
+Ambition = Literal["conservative", "moderate", "aggressive"]
+AMBITIONS: tuple[str, ...] = ("conservative", "moderate", "aggressive")
+
+
+def _doc(text: str, **constraints: Any) -> Any:
+    """A field description (and bounds) that pydantic, hence Studio's context form, picks up."""
+    return Field(description=text, **constraints)
+
+
+@dataclass(frozen=True)
+class Context:
+    """Run-time settings of a strategy graph (same fields for every strategy)."""
+
+    samples: Annotated[int, _doc(
+        "n: candidates generated per round (fanned out with Send; best-of-n under the evaluator).", ge=1)] = 1
+    rounds: Annotated[int, _doc(
+        "k: generate-evaluate rounds for iterative_refinement and agent (zero_shot and profiling_guided "
+        "run one round).", ge=1)] = 3
+    ambition: Annotated[Ambition, _doc(
+        "How much of the model to rewrite: conservative = fuse or replace one memory-bound op and keep "
+        "library GEMM/conv; moderate = replace the main ops and fuse epilogues; aggressive = rewrite the "
+        "whole model in custom kernels. Picks nodes/prompts/<ambition>/.")] = "moderate"
+    temperature: Annotated[float, _doc(
+        "Sampling temperature of generation (0 = greedy; analysis and triage stay greedy).", ge=0.0)] = 0.7
+    prompts: Annotated[dict[str, str], _doc(
+        "Per-node prompt overrides: node name (generate, feedback, analysis, triage) -> a path to a .md "
+        "file or the prompt text itself; replaces nodes/prompts/<ambition>/<node>.md.")] = field(
+        default_factory=dict)
+    retrieval_k: Annotated[int, _doc(
+        "How many retrieval_corpus examples the agent puts in the generation prompt (0 = none).", ge=0)] = 2
+    evaluator: Annotated[Literal["local", "deferred"], _doc(
+        "local: evaluate candidates here in the evaluator's isolated subprocesses; deferred: interrupt with "
+        "the pending candidates as job dicts and resume with Command(resume=results).")] = "local"
+    backend: Annotated[Literal["cuda", "cpu"], _doc(
+        "cuda: candidates are CUDA kernels (load_inline cuda_sources), timed on a GPU; cpu: C++ kernels "
+        "(load_inline cpp_sources only), evaluated on the CPU.")] = "cuda"
+    max_tokens: Annotated[int, _doc(
+        "Completion budget per generation call (analysis and triage use a quarter of it).", ge=16)] = 2048
+    seed: Annotated[int | None, _doc(
+        "Base sampling seed; sample i of round r uses seed + 1000*r + i. None: derived from the task name.",
+    )] = None
+    feedback: Annotated[Literal["focused", "naive"], _doc(
+        "focused: triage gives one instruction, the last candidate and the real error, short; naive: the "
+        "paper's first agent, the whole log tail and 'fix it' (kept to reproduce its failure).")] = "focused"
+    replans: Annotated[int, _doc(
+        "Agent only: how many times triage may send the graph back to analysis for a new plan.", ge=0)] = 1
+    stop_on: Annotated[Literal["correct", "faster", "rounds"], _doc(
+        "When a refining strategy stops early: at the first strictly correct candidate, at the first one "
+        "faster than eager, or never (all rounds run).")] = "faster"
+    eval_overrides: Annotated[dict[str, Any], _doc(
+        "EvalConfig field overrides for the evaluator (timeouts, trials, tolerances).")] = field(
+        default_factory=dict)
+    preset: Annotated[str | None, _doc(
+        "A named configuration from graph.presets (e.g. naive-agent, repaired-agent); applied under every "
+        "field left at its default.")] = None
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides: Any) -> Context:
+        """A context with the preset's values, then the explicit overrides on top (even ones at a default).
+
+        The preset is applied here, so ``preset`` stays None: resolving it again would undo such overrides.
+        """
+        from graph.presets import preset_values
+
+        return cls(**{**preset_values(name), **overrides})
+
+    def resolved(self) -> Context:
+        """Apply ``preset`` to fields still at their defaults (so Studio and Python resolve presets alike)."""
+        if not self.preset:
+            return self
+        from graph.presets import preset_values
+
+        defaults = Context()
+        preset = preset_values(self.preset)
+        values = {k: v for k, v in preset.items() if getattr(self, k) == getattr(defaults, k)}
+        return dataclasses.replace(self, **values)
+
+
+def settings(runtime: Any) -> Context:
+    """The resolved context of a node's ``Runtime`` (a default Context when a graph runs without one)."""
+    ctx = getattr(runtime, "context", None)
+    if ctx is None:
+        return Context()
+    if isinstance(ctx, dict):
+        ctx = Context(**ctx)
+    return ctx.resolved()
+
+
+def describe() -> dict[str, str]:
+    """Field name -> description, for run.py's --help and documentation."""
+    hints = get_type_hints(Context, include_extras=True)
+    return {f.name: next((m.description for m in getattr(hints[f.name], "__metadata__", ())
+                          if getattr(m, "description", None)), "")
+            for f in dataclasses.fields(Context)}

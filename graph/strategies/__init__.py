@@ -1,0 +1,1 @@
+"""The four strategy graphs; each module wires nodes and holds no logic of its own."""

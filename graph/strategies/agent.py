@@ -1,0 +1,32 @@
+"""agent: analysis -> retrieval -> generate(n) -> evaluate -> triage -> retry / re-plan / stop -> select."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.context import Context
+from graph.state import State
+from nodes.analysis import analyse
+from nodes.evaluation import after_evaluate, evaluate
+from nodes.generation import fan_out, generate
+from nodes.retrieval import retrieve
+from nodes.select import select
+from nodes.triage import after_triage, triage
+
+
+def build() -> StateGraph:
+    graph = StateGraph(State, context_schema=Context)
+    graph.add_node("analysis", analyse)
+    graph.add_node("retrieval", retrieve)
+    graph.add_node("generate", generate)
+    graph.add_node("evaluate", evaluate)
+    graph.add_node("triage", triage)
+    graph.add_node("select", select)
+    graph.add_edge(START, "analysis")
+    graph.add_edge("analysis", "retrieval")
+    graph.add_conditional_edges("retrieval", fan_out, ["generate"])
+    graph.add_edge("generate", "evaluate")
+    graph.add_conditional_edges("evaluate", after_evaluate)
+    graph.add_conditional_edges("triage", after_triage, ["generate", "analysis"])
+    graph.add_edge("select", END)
+    return graph

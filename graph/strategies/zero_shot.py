@@ -1,0 +1,23 @@
+"""zero_shot: generate(n) -> evaluate -> select."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.context import Context
+from graph.state import State
+from nodes.evaluation import evaluate
+from nodes.generation import fan_out, generate
+from nodes.select import select
+
+
+def build() -> StateGraph:
+    graph = StateGraph(State, context_schema=Context)
+    graph.add_node("generate", generate)
+    graph.add_node("evaluate", evaluate)
+    graph.add_node("select", select)
+    graph.add_conditional_edges(START, fan_out, ["generate"])
+    graph.add_edge("generate", "evaluate")
+    graph.add_edge("evaluate", "select")
+    graph.add_edge("select", END)
+    return graph

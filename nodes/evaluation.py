@@ -1,0 +1,96 @@
+"""Evaluation: judge the round's pending candidates with the evaluator tool, here or on a GPU host (deferred).
+
+Deferred mode interrupts with the jobs; the graph resumes with the results (``Command(resume=...)``), so
+the same graph and state serve a host without a GPU. A node that interrupts re-runs from its start on
+resume, so everything before ``interrupt`` is pure.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from graph.context import Context, settings
+from graph.state import State, event
+from nodes.select import best_of, rank
+from tools.evaluator import evaluate_candidates
+
+
+def job_for(task: dict[str, Any], candidate: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """A job-file line for one candidate (the evaluator extracts the code from the completion itself)."""
+    problem = {k: task.get(k) for k in ("name", "level", "problem_id", "source")}
+    return {"job_id": f"{task['name']}/{candidate['id']}", "problem": problem,
+            "candidate": candidate["completion"], "config": {**ctx.eval_overrides, "backend": ctx.backend}}
+
+
+def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Evaluate every pending candidate, append them to ``candidates`` and empty ``pending``."""
+    ctx = settings(runtime)
+    started = time.perf_counter()
+    pending = sorted(state.get("pending") or [], key=lambda c: c["sample"])
+    jobs = [job_for(state["task"], c, ctx) for c in pending]
+    if ctx.evaluator == "deferred":
+        verdicts = match_results(jobs, interrupt({"kind": "evaluate", "jobs": jobs}))
+    else:
+        verdicts = match_results(jobs, evaluate_candidates.invoke({"jobs": jobs}))
+    judged = [{**candidate, "verdict": verdict} for candidate, verdict in zip(pending, verdicts, strict=True)]
+    best = best_of(judged)
+    outputs = {
+        "verdicts": {c["id"]: c["verdict"].get("verdict") for c in judged},
+        "best": best and best["id"],
+        "mode": ctx.evaluator,
+    }
+    trace = event(
+        "evaluate",
+        state.get("round", 0),
+        seconds=time.perf_counter() - started,
+        inputs={"candidates": [c["id"] for c in pending], "backend": ctx.backend},
+        outputs=outputs,
+    )
+    return {"candidates": judged, "pending": None, "events": [trace]}
+
+
+def match_results(jobs: list[dict[str, Any]], results: Any) -> list[dict[str, Any]]:
+    """Verdicts in job order from a list of result lines or a {job_id: verdict} dict; a gap is an error."""
+    if isinstance(results, dict) and "job_id" not in results:
+        by_id = {str(k): dict(v) for k, v in results.items()}
+    else:
+        by_id = {str(r["job_id"]): dict(r) for r in (results or [])}
+    verdicts = []
+    for job in jobs:
+        verdict = by_id.get(job["job_id"])
+        if verdict is None:
+            verdict = {
+                "verdict": "runtime_error",
+                "compiled": False,
+                "correct_kernelbench": False,
+                "correct_strict": False,
+                "speedup_eager": None,
+                "speedup_compile": None,
+                "log_tail": f"no evaluator result for job {job['job_id']}",
+                "evidence": {},
+                "static_findings": [],
+                "custom_kernel_share": None,
+            }
+        verdict.pop("job_id", None)
+        verdicts.append(verdict)
+    return verdicts
+
+
+def stop_reached(state: State, ctx: Context) -> bool:
+    """Whether a refining strategy has what ``stop_on`` asks for, or has used its ``rounds``."""
+    if state.get("round", 0) + 1 >= ctx.rounds:
+        return True
+    best = best_of(state.get("candidates") or [])
+    if best is None or ctx.stop_on == "rounds":
+        return False
+    strict, _, speedup, _, _ = rank(best)
+    return strict and (ctx.stop_on == "correct" or speedup > 1.0)
+
+
+def after_evaluate(state: State, runtime: Runtime[Context]) -> Literal["triage", "select"]:
+    """Loop on to triage unless the context's bound or stop condition says stop."""
+    return "select" if stop_reached(state, settings(runtime)) else "triage"

@@ -1,0 +1,251 @@
+"""Triage: classify the round's best failure and hand the generator one focused instruction.
+
+Rules cover what rules can read off the evaluator's verdict (no code, static rejects, compile errors,
+timeouts, illegal accesses, undefined names, shape mismatches, correct-but-slow); the model, JSON-
+constrained, diagnoses wrong outputs. The generator then sees only the last candidate, the real error
+(short) and this instruction: DESIGN.md's findings on why naive "fix it" refinement fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from graph.context import Context, settings
+from graph.state import State, event
+from nodes.generation import fan_out
+from nodes.llm import shared_model
+from nodes.prompt_files import build_messages
+from nodes.select import STAGE, best_of, rank
+
+ERROR_CHARS = 700
+ERROR_NOTES = Path(__file__).resolve().parent.parent / "retrieval_corpus" / "errors"
+_ERROR_LINE = re.compile(
+    r"(\berror\b|Error:|Exception:|illegal memory|out of bounds|misaligned|Traceback|"
+    r"not defined|undefined|mismatch|cannot|expected)",
+    re.IGNORECASE,
+)
+_WARNING = re.compile(r"\b(warning|note)\b", re.IGNORECASE)
+_PATH = re.compile(r"(?<![\w.])/(?:[^\s:'\"()]+/)+")  # a build directory in front of a file name
+_QUOTED_SOURCE = re.compile(r"^\s*\d+\s+\|\s")  # gcc's "   19 |     code" line under an error
+
+# Field order is the model's reasoning order (llama.cpp's grammar keeps it): the reference's math for one
+# element, the kernel's, then the one line that fixes the difference.
+TRIAGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"reference_math": {"type": "string"}, "kernel_math": {"type": "string"},
+                   "wrong_line": {"type": "string"}, "fixed_line": {"type": "string"}},
+    "required": ["reference_math", "kernel_math", "wrong_line", "fixed_line"],
+}
+
+# (pattern over the real error, category, instruction); the first match wins.
+RULES: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r"name 'load_inline' is not defined"), "missing_import",
+     "Add `from torch.utils.cpp_extension import load_inline` at the top of the module."),
+    (re.compile(r"name '(\w+)' is not defined"), "undefined_name",
+     "`{0}` is used but never defined or imported: define or import it before use, or stop using it."),
+    (re.compile(r"[‘'](\w+)[’'] was not declared in this scope|identifier \"(\w+)\" is undefined"),
+     "undeclared",
+     "`{0}` is not declared in your C++/CUDA code: write that operation out yourself (e.g. `a + b`, "
+     "`fmaxf(a, b)`) or define `{0}` above the function that uses it."),
+    (re.compile(r"object is not callable"), "module_called",
+     "The object returned by load_inline is a module: call its function, e.g. `self.ext.my_kernel(x)`, "
+     "not the module itself."),
+    (re.compile(r"illegal memory access|out of bounds|misaligned address|segmentation fault", re.I),
+     "illegal_access",
+     "An index runs past a buffer: compute the index from blockIdx/threadIdx, return when it is >= the "
+     "element count, and size the grid from numel()."),
+    (re.compile(r"shape|size mismatch|must match the size|expected .*size", re.I), "wrong_shape",
+     "The output has the wrong shape: allocate it with the shape Model.forward returns (compute it from "
+     "the inputs), not torch::zeros_like of an input."),
+]
+
+
+def real_error(verdict: dict[str, Any]) -> str:
+    """The log lines that carry the failure, with the source line a compiler quotes, then the evidence.
+
+    Warnings, notes and build chatter are dropped and build paths cut to the file name.
+    """
+    lines = [_PATH.sub("", line.rstrip()) for line in str(verdict.get("log_tail") or "").splitlines()
+             if line.strip()]
+    picked: list[str] = []
+    for i, line in enumerate(lines):
+        if _ERROR_LINE.search(line) and not _WARNING.search(line):
+            picked.append(line.strip())
+            if i + 1 < len(lines) and _QUOTED_SOURCE.match(lines[i + 1]):
+                picked.append(lines[i + 1].strip())
+    text = "\n".join(dict.fromkeys(picked or [line.strip() for line in lines[-5:]]))
+    evidence = evidence_text(verdict.get("evidence") or {})
+    return "\n".join(part for part in (text[:ERROR_CHARS], evidence) if part)
+
+
+def evidence_text(evidence: dict[str, Any]) -> str:
+    """What the evaluator measured about a wrong output, in one or two plain sentences."""
+    parts = []
+    m = evidence.get("mismatch") or {}
+    if m.get("reason") in ("values", "nan_inf"):
+        first = m.get("first_mismatch") or {}
+        size = "NaN/inf" if m["reason"] == "nan_inf" else f"max abs error {_num(m.get('max_abs_err'))}"
+        parts.append(f"{m.get('mismatches')} of {m.get('numel')} output values are wrong ({size}); first at "
+                     f"index {m.get('first_mismatch_index')}: expected {_num(first.get('expected'))}, "
+                     f"got {_num(first.get('got'))}.")
+    elif m.get("reason") == "shape":
+        parts.append(f"output {m.get('output')} has shape {m.get('got')}, expected {m.get('expected')}.")
+    elif m.get("reason"):
+        parts.append(f"output mismatch ({m['reason']}): expected {m.get('expected')}, got {m.get('got')}.")
+    if evidence.get("strict_failures"):
+        parts.append(f"strict checks failed: {', '.join(map(str, evidence['strict_failures']))}.")
+    return " ".join(parts)
+
+
+def _num(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, int | float) else str(value)
+
+
+def rule_feedback(verdict: dict[str, Any], code: str = "") -> dict[str, str] | None:
+    """A category and instruction when a rule applies; None for wrong outputs no rule explains.
+
+    ``code`` (the candidate) lets a rule be specific, e.g. name the extension module to call through.
+    """
+    kind = str(verdict.get("verdict"))
+    error = real_error(verdict)
+    if (unbound := _extension_function_called_bare(error, code)) is not None:
+        return unbound
+    if kind == "no_code":
+        return {
+            "category": "no_code",
+            "instruction": "Answer with exactly one ```python code block holding "
+            "the complete module (imports, kernel source, load_inline, class ModelNew). No prose, and do "
+            "not repeat yourself.",
+        }
+    if kind == "static_reject":
+        findings = "; ".join(str(f.get("message") or f.get("code")) if isinstance(f, dict) else str(f)
+                             for f in verdict.get("static_findings") or []) or error
+        return {
+            "category": "static_reject",
+            "instruction": f"The checker rejected the code ({findings[:300]}). "
+            "ModelNew.forward must compute its result with your own kernel: no call to the reference's "
+            "torch ops and no fallback to PyTorch.",
+        }
+    if kind == "timeout":
+        return {
+            "category": "timeout",
+            "instruction": "The candidate ran past the time limit: bound every "
+            "loop, check the launch configuration and give each thread a fixed amount of work.",
+        }
+    if kind == "correct":
+        speedup = verdict.get("speedup_eager")
+        return {
+            "category": "slow",
+            "instruction": f"It is correct but runs at {speedup}x eager. Make one "
+            "change for speed: fuse the remaining elementwise ops into your kernel, or cut memory "
+            "passes (vectorised loads, one read and one write per element).",
+        }
+    for pattern, category, instruction in RULES:
+        match = pattern.search(error)
+        if match:
+            names = [g for g in match.groups() if g]
+            return {"category": category, "instruction": instruction.format(*names)}
+    if kind == "compile_error":
+        first = error.splitlines()[0] if error else "see the log"
+        return {
+            "category": "compile_error",
+            "instruction": f"Fix this compile error and change nothing else: {first[:300]}",
+        }
+    if kind == "runtime_error":
+        last = error.splitlines()[-1] if error else "see the log"
+        return {
+            "category": "runtime_error",
+            "instruction": f"Fix this runtime error and change nothing else: {last[:300]}",
+        }
+    return None
+
+
+def _extension_function_called_bare(error: str, code: str) -> dict[str, str] | None:
+    """NameError on a function the candidate compiled: it must be called through load_inline's module."""
+    name = re.search(r"name '(\w+)' is not defined", error)
+    module = re.search(r"^\s*(\w+)\s*=\s*load_inline\(", code, re.MULTILINE)
+    if not name or not module or not re.search(rf"[\"']{name.group(1)}[\"']", code):
+        return None
+    fn, ext = name.group(1), module.group(1)
+    return {"category": "unbound_extension_function", "instruction": f"`{fn}` lives in the module that "
+            f"load_inline returned: call it as `{ext}.{fn}(...)` everywhere, not as a bare `{fn}(...)`."}
+
+
+def error_note(category: str) -> str:
+    """The corpus's error note for a category (retrieval_corpus/errors/<category>.md), if there is one."""
+    path = ERROR_NOTES / f"{category}.md"
+    return path.read_text().strip()[:600] if path.is_file() else ""
+
+
+def triage(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Feedback for the next round, the agent's route (retry or replan) and the round counter."""
+    ctx = settings(runtime)
+    started = time.perf_counter()
+    round_ = state.get("round", 0)
+    last = best_of([c for c in state.get("candidates") or [] if c["round"] == round_]) or {}
+    verdict = last.get("verdict") or {}
+    error = real_error(verdict)
+    messages, reply = None, None
+    if ctx.feedback == "naive":
+        feedback = {"category": str(verdict.get("verdict")), "instruction": "Fix it.", "source": "naive"}
+    elif (ruled := rule_feedback(verdict, last.get("code") or "")) is not None:
+        feedback = {**ruled, "source": "rules"}
+    else:
+        values = {"source": state["task"]["source"].strip(), "code": (last.get("code") or "").strip(),
+                  "error": error}
+        messages = build_messages("triage", ctx.ambition, ctx.backend, ctx.prompts, values)
+        reply = shared_model().chat(messages, max_tokens=max(128, ctx.max_tokens // 4), temperature=0.0,
+                                    seed=ctx.seed, json_schema=TRIAGE_SCHEMA)
+        feedback = {**_parse_reply(reply.text), "category": "wrong_output", "source": "model"}
+    if ctx.feedback == "focused" and (note := error_note(feedback["category"])):
+        feedback["note"] = note
+    feedback["error"] = error
+    route = choose_route(state, ctx)
+    trace = event("triage", round_, seconds=time.perf_counter() - started, messages=messages,
+                  completion=reply and reply.text, prompt_tokens=reply.prompt_tokens if reply else 0,
+                  completion_tokens=reply.completion_tokens if reply else 0,
+                  inputs={"candidate": last.get("id"), "verdict": verdict.get("verdict")},
+                  outputs={"category": feedback["category"], "instruction": feedback["instruction"],
+                           "source": feedback["source"], "route": route})
+    return {"feedback": feedback, "round": round_ + 1, "route": route,
+            "replans": state.get("replans", 0) + (route == "replan"), "events": [trace]}
+
+
+def _parse_reply(text: str) -> dict[str, str]:
+    """One instruction from the model's worked comparison; an unusable reply becomes a generic, honest one."""
+    try:
+        data = {k: str(v).strip()[:300] for k, v in json.loads(text).items()}
+        wrong, fixed, reference = data["wrong_line"], data["fixed_line"], data["reference_math"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {"diagnosis": "unparseable triage reply", "instruction": "The output values are wrong: "
+                "re-derive the math of Model.forward step by step and make your kernel compute exactly that."}
+    instruction = f"The line `{wrong}` computes wrong values: make it compute `{reference}` for each element"
+    instruction += f", e.g. `{fixed}`." if fixed and fixed != wrong else "."
+    return {"diagnosis": f"reference: {reference}; kernel: {data.get('kernel_math', '')}",
+            "instruction": instruction}
+
+
+def choose_route(state: State, ctx: Context) -> Literal["retry", "replan"]:
+    """Re-plan when there is a plan (agent), the round made no progress over the last, and re-plans remain."""
+    round_ = state.get("round", 0)
+    if not state.get("plan") or round_ == 0 or state.get("replans", 0) >= ctx.replans:
+        return "retry"
+    candidates = state.get("candidates") or []
+    now = best_of([c for c in candidates if c["round"] == round_])
+    before = best_of([c for c in candidates if c["round"] == round_ - 1])
+    if now is None or before is None:
+        return "retry"
+    stuck = rank(now) <= rank(before) and STAGE.get(str(now["verdict"].get("verdict")), 0) < STAGE["correct"]
+    return "replan" if stuck else "retry"
+
+
+def after_triage(state: State, runtime: Runtime[Context]) -> list[Send] | Literal["analysis"]:
+    """The agent's edge: back to analysis for a new plan, or fan out the next round of samples."""
+    return "analysis" if state.get("route") == "replan" else fan_out(state, runtime)

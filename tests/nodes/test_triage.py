@@ -1,0 +1,129 @@
+"""Triage rules: the real error out of a noisy log, and one focused instruction per failure kind."""
+
+from __future__ import annotations
+
+from nodes.triage import real_error, rule_feedback
+
+BUILD_LOG = """\
+[1/3] c++ -MMD -MF main.o.d -DTORCH_EXTENSION_NAME=add_ext -O3 -c main.cpp -o main.o
+main.cpp:4:9: warning: unused variable 'n' [-Wunused-variable]
+[2/3] nvcc -c cuda.cu -o cuda.cuda.o
+cuda.cu(12): error: identifier "blockDim_x" is undefined
+1 error detected in the compilation of "cuda.cu".
+ninja: build stopped: subcommand failed.
+"""
+
+
+def v(kind: str, log: str = "", **extra: object) -> dict[str, object]:
+    return {"verdict": kind, "log_tail": log, **extra}
+
+
+def test_real_error_drops_warnings_and_build_noise() -> None:
+    error = real_error(v("compile_error", BUILD_LOG))
+    assert error.splitlines()[0] == 'cuda.cu(12): error: identifier "blockDim_x" is undefined'
+    assert "warning" not in error and "[1/3]" not in error
+
+
+def test_an_undeclared_identifier_gets_write_it_yourself() -> None:
+    feedback = rule_feedback(v("compile_error", BUILD_LOG))
+    assert feedback["category"] == "undeclared" and "`blockDim_x` is not declared" in feedback["instruction"]
+
+
+# From a real run of the 1.5B model on the cpu backend (paths shortened).
+GCC_LOG = """c++ -MMD -MF main.o.d -fPIC -O3 -fopenmp -c /root/.cache/kg/builds/ext_c41e/main.cpp -o main.o
+/root/.cache/kg/builds/ext_c41e/main.cpp: In function 'at::Tensor fused(at::Tensor, float)':
+/root/.cache/kg/builds/ext_c41e/main.cpp:13:22: error: expected primary-expression before '.' token
+   13 |         po[i] = torch.nn.functional.leaky_relu(px[i], slope) * scale + shift;
+      |                      ^
+/work/.venv/lib/site-packages/torch/include/ATen/core/interned_strings.h:351:1: note:   'c10::aten::add'
+ninja: build stopped: subcommand failed.
+"""
+
+
+def test_compile_error_quotes_the_error_and_its_source_line_without_paths() -> None:
+    error = real_error(v("compile_error", GCC_LOG))
+    assert error.splitlines()[:2] == [
+        "main.cpp:13:22: error: expected primary-expression before '.' token",
+        "13 |         po[i] = torch.nn.functional.leaky_relu(px[i], slope) * scale + shift;"]
+    assert "/root" not in error and "note" not in error
+    feedback = rule_feedback(v("compile_error", GCC_LOG))
+    assert feedback["category"] == "compile_error"
+    assert "expected primary-expression before '.' token" in feedback["instruction"]
+
+
+def test_missing_load_inline_import_gets_the_import_line() -> None:
+    log = ('Traceback (most recent call last):\n  File "c.py", line 5\n'
+           "NameError: name 'load_inline' is not defined")
+    feedback = rule_feedback(v("runtime_error", log))
+    assert feedback["category"] == "missing_import"
+    assert "from torch.utils.cpp_extension import load_inline" in feedback["instruction"]
+
+
+def test_undefined_name_module_call_illegal_access_and_shape() -> None:
+    assert (
+        "`weight`"
+        in rule_feedback(v("runtime_error", "NameError: name 'weight' is not defined"))["instruction"]
+    )
+    assert (
+        rule_feedback(v("runtime_error", "TypeError: 'module' object is not callable"))["category"]
+        == "module_called"
+    )
+    assert (
+        rule_feedback(
+            v("runtime_error", "RuntimeError: CUDA error: an illegal memory access was encountered")
+        )["category"]
+        == "illegal_access"
+    )
+    assert (
+        rule_feedback(v("wrong_output", "output shape mismatch: (8, 4) vs (8,)"))["category"] == "wrong_shape"
+    )
+
+
+def test_no_code_static_reject_timeout_and_slow_are_ruled() -> None:
+    assert rule_feedback(v("no_code"))["category"] == "no_code"
+    finding = {"code": "torch_fallback", "severity": "hack", "message": "forward calls torch.relu", "line": 9}
+    reject = rule_feedback(v("static_reject", static_findings=[finding]))
+    assert "forward calls torch.relu" in reject["instruction"]
+    assert rule_feedback(v("timeout"))["category"] == "timeout"
+    assert "0.9x" in rule_feedback(v("correct", speedup_eager=0.9))["instruction"]
+
+
+def test_a_plain_wrong_output_is_left_to_the_model_with_the_evidence_in_words() -> None:
+    mismatch = {"ok": False, "max_abs_err": 7.2268, "mismatches": 523915, "numel": 524288, "reason": "values",
+                "first_mismatch_index": [0, 0], "first_mismatch": {"expected": 0.56632906, "got": -0.2091835}}
+    wrong = v("wrong_output", "", evidence={"mismatch": mismatch, "seconds": {"build": 72.0}})
+    assert rule_feedback(wrong) is None
+    assert real_error(wrong) == ("523915 of 524288 output values are wrong (max abs error 7.227); first at "
+                                 "index [0, 0]: expected 0.5663, got -0.2092.")
+
+
+def test_a_wrong_shape_in_the_evidence_is_ruled() -> None:
+    mismatch = {"ok": False, "reason": "shape", "output": 0, "expected": [512, 1], "got": [512]}
+    feedback = rule_feedback(v("wrong_output", "", evidence={"mismatch": mismatch}))
+    assert feedback["category"] == "wrong_shape"
+
+
+def test_a_bare_call_to_a_compiled_function_is_sent_through_the_module() -> None:
+    # From a real 1.5B candidate: forward called the extension's function as a bare Python name.
+    code = ('add_ext = load_inline(name="add_ext", cpp_sources=cpp_source, functions=["add_cpu", '
+            '"final_output_cpu"])\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n'
+            '        return final_output_cpu(add_cpu(x, x), 1.0)\n')
+    log = ('  File "/tmp/kg_run/kg_candidate.py", line 77, in forward\n'
+           "NameError: name 'final_output_cpu' is not defined")
+    feedback = rule_feedback(v("runtime_error", log), code)
+    assert feedback["category"] == "unbound_extension_function"
+    assert "`add_ext.final_output_cpu(...)`" in feedback["instruction"]
+    assert rule_feedback(v("runtime_error", log))["category"] == "undefined_name"
+
+
+def test_the_models_comparison_becomes_one_instruction() -> None:
+    from nodes.triage import _parse_reply
+
+    # The real 1.5B reply on demo task 1 (greedy): it found the wrong line but could not fix it.
+    reply = ('{"reference_math": "leaky_relu(x, slope) * scale + shift", "kernel_math": "elementwise_cpu", '
+             '"wrong_line": "po[i] = std::max(px[i] * slope, 0.0f) * scale + shift;", '
+             '"fixed_line": "po[i] = std::max(px[i] * slope, 0.0f) * scale + shift;"}')
+    assert _parse_reply(reply)["instruction"] == (
+        "The line `po[i] = std::max(px[i] * slope, 0.0f) * scale + shift;` computes wrong values: make it "
+        "compute `leaky_relu(x, slope) * scale + shift` for each element.")
+    assert _parse_reply("{not json")["diagnosis"] == "unparseable triage reply"

@@ -1,0 +1,80 @@
+"""The evaluator as LangChain tools: judge candidates in the evaluator's isolated subprocesses.
+
+Jobs have the job-file shape (``{"job_id", "problem": {"name","level","problem_id","source"}, "candidate",
+"config"}``) so the same dicts serve local evaluation, deferred job files and the tools' arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.tools import tool
+from pydantic import BaseModel, Field
+
+from tools.seam import Seam
+
+
+class ProblemArg(BaseModel):
+    """A KernelBench-format problem."""
+
+    name: str = Field(description="Problem name, e.g. 'Scaled_LeakyReLU_Shift'.")
+    level: int | None = Field(default=None, description="KernelBench level (1-3), if any.")
+    problem_id: int | None = Field(default=None, description="Problem number within its level.")
+    source: str = Field(description="The problem file text: Model, get_inputs, get_init_inputs.")
+
+
+class JobArg(BaseModel):
+    """One candidate to judge."""
+
+    job_id: str = Field(description="Caller's id for this job; echoed in the result.")
+    problem: ProblemArg
+    candidate: str = Field(description="The model's answer (a fenced code block defining ModelNew) or code.")
+    config: dict[str, Any] = Field(default_factory=dict, description="EvalConfig overrides, e.g. backend.")
+
+
+def _run_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evaluate with the evaluator (parallel builds, isolated runs); one result line per job, in order."""
+    from evaluator.api import EvalConfig, Job, evaluate_many
+    from evaluator.problem import problem_from_source
+
+    base = EvalConfig()
+    batch = []
+    for job in jobs:
+        p = job["problem"]
+        problem = problem_from_source(p["source"], name=p.get("name") or "problem", level=p.get("level"),
+                                      problem_id=p.get("problem_id"))
+        config = base.replace(**job["config"]) if job.get("config") else base
+        batch.append(Job(str(job["job_id"]), problem, job["candidate"], config))
+    verdicts = evaluate_many(batch, batch[0].config)
+    return [{"job_id": job.job_id, **verdict} for job, verdict in zip(batch, verdicts, strict=True)]
+
+
+EVALUATOR: Seam = Seam(_run_jobs)
+
+
+def run_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evaluate job dicts with the current implementation (the real evaluator unless a test swapped it)."""
+    return EVALUATOR.current(jobs) if jobs else []
+
+
+@tool
+def evaluate_candidates(jobs: list[JobArg]) -> list[dict[str, Any]]:
+    """Compile, check and time candidate kernels against their KernelBench problems.
+
+    Returns one verdict per job: verdict (no_code, static_reject, compile_error, runtime_error, timeout,
+    wrong_output, correct), correct_strict, correct_kernelbench, compiled, speedup_eager, speedup_compile,
+    log_tail, static_findings.
+    """
+    return run_jobs([job.model_dump() if isinstance(job, BaseModel) else dict(job) for job in jobs])
+
+
+@tool
+def evaluate_kernel(problem: ProblemArg, candidate: str, backend: str = "cuda") -> dict[str, Any]:
+    """Judge one candidate (CUDA for backend 'cuda', C++ for 'cpu') against one problem; its verdict."""
+    job = {
+        "job_id": "single",
+        "problem": problem.model_dump() if isinstance(problem, BaseModel) else problem,
+        "candidate": candidate,
+        "config": {"backend": backend},
+    }
+    return run_jobs([job])[0]

@@ -1,0 +1,41 @@
+"""The evaluator's profiler as a LangChain tool: where the reference model spends its time, op by op."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.tools import tool
+
+from tools.evaluator import ProblemArg
+from tools.seam import Seam
+
+
+def _profile(problem: dict[str, Any], backend: str) -> dict[str, Any]:
+    """Profile the reference with the evaluator (cached per problem and device); {'text': ..., ...}."""
+    from evaluator.api import EvalConfig
+    from evaluator.problem import problem_from_source
+    from evaluator.profile import profile_problem
+
+    reference = problem_from_source(
+        problem["source"],
+        name=problem.get("name", "problem"),
+        level=problem.get("level"),
+        problem_id=problem.get("problem_id"),
+    )
+    return profile_problem(reference, EvalConfig(backend=backend))
+
+
+PROFILER: Seam = Seam(_profile)
+
+
+def profile_reference(problem: dict[str, Any], backend: str) -> dict[str, Any]:
+    """Profile with the current implementation (the real profiler unless a test swapped it)."""
+    return PROFILER.current(problem, backend)
+
+
+@tool("profile_reference")
+def profile_reference_tool(problem: ProblemArg, backend: str = "cuda") -> dict[str, Any]:
+    """Op-level time breakdown of a KernelBench problem's reference Model (table and rendered text)."""
+    return profile_reference(
+        problem.model_dump() if hasattr(problem, "model_dump") else dict(problem), backend
+    )
