@@ -1,1 +1,338 @@
-def main(): pass
+"""kernelgraph's entry point: run strategies over tasks with the local model, then print the table per level.
+
+The default run (no arguments) is the main job on embedded defaults: the six demo tasks, all four
+strategies, one sample per round, two rounds, the embedded Qwen2.5-Coder-1.5B model, the `cuda` backend
+when torch sees a GPU and the `cpu` backend (C++ kernels) otherwise. Every run writes a directory
+(runs/<time>) with results.jsonl, trace.jsonl and a SQLite checkpoint; `--resume DIR` continues it
+after any stop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+STRATEGIES = ("zero_shot", "profiling_guided", "iterative_refinement", "agent")
+DEFAULT_ROUNDS = 2
+
+EPILOG = """\
+time: the default run makes about 50 model calls (6 tasks x 4 strategies, 2 rounds) and 30 evaluations.
+Measured on a shared, loaded 2-core CPU: one demo task through all four strategies in 8 m 45 s, so
+expect 45-60 minutes for the default run; `-s zero_shot` alone takes 10-15 minutes. A stopped run
+loses nothing: `--resume DIR` continues it.
+
+examples:
+  run.py                                          the main job: demo tasks, all strategies
+  run.py --list-tasks                             the demo tasks (and KernelBench ones with --kernelbench-dir)
+  run.py -s zero_shot -n 4 --tasks 1-3            best-of-4 zero-shot on demo tasks 1-3
+  run.py --preset repaired-agent --kernelbench-dir ../shared/kernelbench --level 1 --problems 1-5
+  run.py --prompt generate=my_prompt.md --ambition aggressive
+  run.py --backend cuda --evaluator deferred ...  generate here, evaluate the job file on a GPU host:
+      python -m evaluator run RUN/jobs.jsonl --out verdicts.jsonl     (on the GPU host)
+      run.py --resume RUN --results verdicts.jsonl                    (here; repeat while graphs pause)
+  run.py --resume runs/20260101-120000            finish a sweep that was stopped or killed
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="run.py",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = parser.add_argument_group("what to run")
+    what.add_argument(
+        "-s",
+        "--strategy",
+        action="append",
+        choices=STRATEGIES,
+        metavar="NAME",
+        help=f"strategy, repeatable: {', '.join(STRATEGIES)} (default: all, or the preset's)",
+    )
+    what.add_argument("--preset", help="a named configuration from graph.presets (see --list-tasks)")
+    what.add_argument("--tasks", metavar="RANGE", help="demo task numbers, e.g. 1-3,5 (default: all six)")
+    what.add_argument(
+        "--kernelbench-dir",
+        type=Path,
+        metavar="DIR",
+        help="use a KernelBench-format directory (levelN/ID_Name.py) instead of the demo tasks",
+    )
+    what.add_argument("--level", metavar="RANGE", help="KernelBench levels, e.g. 1 or 1-2 (default: all)")
+    what.add_argument("--problems", metavar="RANGE", help="problem ids within each level, e.g. 1-5")
+    what.add_argument(
+        "--list-tasks", action="store_true", help="list tasks, strategies and presets, then exit"
+    )
+    knobs = parser.add_argument_group("strategy knobs (the graphs' context)")
+    knobs.add_argument("-n", "--samples", type=int, help="candidates per round, best-of-n (default 1)")
+    knobs.add_argument(
+        "-k",
+        "--rounds",
+        type=int,
+        help=f"rounds for iterative_refinement and agent (default {DEFAULT_ROUNDS})",
+    )
+    knobs.add_argument(
+        "--ambition",
+        choices=("conservative", "moderate", "aggressive"),
+        help="how much of the model to rewrite (default moderate)",
+    )
+    knobs.add_argument("--temperature", type=float, help="sampling temperature of generation (default 0.7)")
+    knobs.add_argument("--max-tokens", type=int, help="completion budget per generation call (default 2048)")
+    knobs.add_argument(
+        "--prompt",
+        action="append",
+        default=[],
+        metavar="NODE=PATH_OR_TEXT",
+        help="replace a node's prompt for this run (a .md path or the text), repeatable",
+    )
+    knobs.add_argument(
+        "--backend",
+        choices=("cuda", "cpu"),
+        help="cuda kernels or C++ (cpu) kernels (default: cuda if torch sees a GPU, else cpu)",
+    )
+    knobs.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any other context field (retrieval_k, feedback, replans, stop_on, seed, ...), repeatable; "
+        "VALUE is JSON or a plain string",
+    )
+    knobs.add_argument(
+        "--evaluator",
+        choices=("local", "deferred"),
+        help="evaluate here, or pause and write a job file for a GPU host (default local)",
+    )
+    model = parser.add_argument_group("model")
+    model.add_argument("--model", metavar="PATH", help="a GGUF file (also env KERNELGRAPH_MODEL)")
+    model.add_argument("--hf-repo", help="download the GGUF from this Hugging Face repo (with --hf-file)")
+    model.add_argument("--hf-file", help="the GGUF file name in --hf-repo")
+    out = parser.add_argument_group("output and resuming")
+    out.add_argument("--out", type=Path, metavar="DIR", help="run directory (default runs/<UTC time>)")
+    out.add_argument("--resume", type=Path, metavar="DIR", help="continue the run in DIR with its settings")
+    out.add_argument(
+        "--results",
+        type=Path,
+        metavar="FILE",
+        help="with --resume: evaluator results for DIR/jobs.jsonl, to continue paused graphs",
+    )
+    out.add_argument("--no-live", action="store_true", help="print one line per step instead of a live table")
+    return parser
+
+
+def list_tasks(args: argparse.Namespace) -> int:
+    from graph.presets import PRESETS
+    from graph.runner.suite import demo_tasks, kernelbench_tasks, parse_ranges, task_key
+
+    rows = demo_tasks()
+    if args.kernelbench_dir:
+        rows += kernelbench_tasks(args.kernelbench_dir, parse_ranges(args.level), parse_ranges(args.problems))
+    print("tasks (level 0 = the demo tasks; --tasks picks demo numbers):")
+    for task in rows:
+        print(f"  {task['problem_id']:>3}  {task_key(task)}")
+    print("strategies: " + ", ".join(STRATEGIES))
+    print("presets:")
+    for preset in PRESETS.values():
+        print(f"  {preset.name:<17} ({preset.strategy}) {preset.description}")
+    return 0
+
+
+def parse_prompts(items: list[str]) -> dict[str, str]:
+    prompts = {}
+    for item in items:
+        node, sep, value = item.partition("=")
+        if not sep or not node.strip() or not value:
+            raise SystemExit(f"--prompt wants NODE=PATH_OR_TEXT, got {item!r}")
+        prompts[node.strip()] = value
+    return prompts
+
+
+def parse_fields(items: list[str]) -> dict[str, Any]:
+    """--set FIELD=VALUE pairs, checked against the Context's fields."""
+    from graph.context import Context
+
+    known = {f.name for f in dataclasses.fields(Context)}
+    fields: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or name.strip() not in known:
+            raise SystemExit(
+                f"--set wants FIELD=VALUE with FIELD one of {', '.join(sorted(known))}; got {item!r}"
+            )
+        try:
+            fields[name.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            fields[name.strip()] = text
+    return fields
+
+
+def default_backend() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def new_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Everything a run needs, resolved once and saved to run.json so --resume repeats it exactly."""
+    from graph.presets import PRESETS, preset_values
+    from graph.runner.suite import select_tasks
+
+    preset_fields = preset_values(args.preset) if args.preset else {}
+    fields: dict[str, Any] = parse_fields(args.set)
+    for name, value in (
+        ("samples", args.samples),
+        ("rounds", args.rounds),
+        ("ambition", args.ambition),
+        ("temperature", args.temperature),
+        ("max_tokens", args.max_tokens),
+        ("backend", args.backend),
+        ("evaluator", args.evaluator),
+    ):
+        if value is not None:
+            fields[name] = value
+    if args.prompt:
+        fields["prompts"] = parse_prompts(args.prompt)
+    if "rounds" not in fields and "rounds" not in preset_fields:
+        fields["rounds"] = DEFAULT_ROUNDS
+    if "backend" not in fields and "backend" not in preset_fields:
+        fields["backend"] = default_backend()
+    strategies = args.strategy or ([PRESETS[args.preset].strategy] if args.preset else list(STRATEGIES))
+    tasks = select_tasks(args.kernelbench_dir, args.level, args.problems, args.tasks)
+    return {
+        "strategies": list(dict.fromkeys(strategies)),
+        "preset": args.preset,
+        "context_fields": fields,
+        "tasks": tasks,
+        "model": {"path": args.model, "hf_repo": args.hf_repo, "hf_file": args.hf_file},
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def make_context(settings: dict[str, Any]) -> Any:
+    from graph.context import Context
+
+    if settings.get("preset"):
+        return Context.from_preset(settings["preset"], **settings["context_fields"])
+    return Context(**settings["context_fields"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.list_tasks:
+        return list_tasks(args)
+    if args.results and not args.resume:
+        raise SystemExit("--results goes with --resume DIR (the run whose jobs it answers)")
+    from graph.runner.rundir import RunDir, new_run_path
+
+    if args.resume:
+        run_dir = RunDir(args.resume)
+        settings = run_dir.load_settings()
+        if args.model or args.hf_repo:
+            settings["model"] = {"path": args.model, "hf_repo": args.hf_repo, "hf_file": args.hf_file}
+    else:
+        run_dir = RunDir(args.out or new_run_path(Path("runs")))
+        if run_dir.settings_file.exists():
+            raise SystemExit(f"{run_dir.path} already holds a run; use --resume {run_dir.path}")
+        settings = new_settings(args)
+        run_dir.save_settings(settings)
+    return execute(run_dir, settings, args.results, live=None if not args.no_live else False)
+
+
+def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, live: bool | None) -> int:
+    """Configure the model, run the sweep, print and save the table, and say what to do next."""
+    from rich.console import Console
+
+    from graph import compile_graph
+    from graph.runner import report
+    from graph.runner.deferred import load_results
+    from graph.runner.model_hook import scripted_model_scope
+    from graph.runner.progress import ProgressView
+    from graph.runner.results import ResultsFile
+    from graph.runner.suite import task_key
+    from graph.runner.sweep import Sweep, context_record
+    from graph.runner.trace import TraceFile
+    from nodes.llm import configure_model, model_info
+
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 150)  # logs and CI: keep the table's columns readable
+    configure_model(**settings["model"])
+    context = make_context(settings)
+    job_results = load_results(results_file) if results_file else None
+    with scripted_model_scope():
+        info = model_info()
+        console.print(
+            f"model: {info.get('name')} {info.get('quantisation') or ''} "
+            f"({_size(info.get('size_bytes'))}, {info.get('source', 'scripted')}: {info.get('path')})",
+            highlight=False,
+        )
+        resolved = context.resolved()
+        console.print(
+            f"run: {run_dir.path}  strategies: {', '.join(settings['strategies'])}  "
+            f"tasks: {len(settings['tasks'])}  backend: {resolved.backend}  "
+            f"evaluator: {resolved.evaluator}  n={resolved.samples} k={resolved.rounds}  "
+            f"ambition: {resolved.ambition}",
+            highlight=False,
+        )
+        run_info = {
+            "run": str(run_dir.path),
+            "preset": settings.get("preset"),
+            "model": info,
+            "context": context_record(resolved),
+            "backend": resolved.backend,
+            "evaluator": resolved.evaluator,
+        }
+        pairs = [(task_key(t), s) for t in settings["tasks"] for s in settings["strategies"]]
+        results, trace = ResultsFile(run_dir.results), TraceFile(run_dir.trace)
+        try:
+            with run_dir.checkpointer() as saver:
+                graphs = {s: compile_graph(s, checkpointer=saver) for s in settings["strategies"]}
+                with ProgressView(pairs, console=console, live=live) as progress:
+                    outcome = Sweep(
+                        graphs, settings["tasks"], context, results, trace, progress, run_info, job_results
+                    ).run(run_dir.jobs)
+        finally:
+            results.close()
+            trace.close()
+    rows = report.summarise(list(results.records.values()))
+    run_dir.summary.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    console.print(
+        report.render(
+            rows,
+            title=f"results per level ({len(results.records)}/{len(pairs)} finished; "
+            "correct = strict verdict)",
+        )
+    )
+    if outcome.paused:
+        console.print(
+            f"{len(outcome.paused)} graph(s) paused with {outcome.jobs} candidate(s) to evaluate in "
+            f"{outcome.jobs_file}\n  on a GPU host: python -m evaluator run {outcome.jobs_file} "
+            f"--out verdicts.jsonl\n  then here:     python run.py --resume {run_dir.path} "
+            "--results verdicts.jsonl",
+            highlight=False,
+        )
+    if outcome.failed:
+        console.print(
+            f"{len(outcome.failed)} graph(s) failed (see 'error' lines in {run_dir.trace}): "
+            + ", ".join(f"{s} on {t}" for t, s in outcome.failed)
+            + f"\n  retry them from where they stopped: python run.py --resume {run_dir.path}",
+            highlight=False,
+            markup=False,
+        )
+    console.print(f"results: {run_dir.results}  trace: {run_dir.trace}", highlight=False)
+    return 1 if outcome.failed else 0
+
+
+def _size(size: Any) -> str:
+    return f"{size / 1e9:.2f} GB" if isinstance(size, int | float) else "size n/a"
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.exit(main())

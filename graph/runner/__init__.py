@@ -1,0 +1,1 @@
+"""The runner: suites of tasks, durable sweeps over the strategy graphs, results, traces and reports."""

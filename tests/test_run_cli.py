@@ -1,0 +1,313 @@
+"""run.py end to end: help, listing, a scripted-model sweep, deferred evaluation, kill -9 and resume.
+
+The scripted model (tests/graph/runner/scripted_backend.py) answers without code, so the evaluator's real
+verdicts are a fast `no_code`; everything else (graphs, checkpoints, job files, `python -m evaluator run`)
+is the real thing. The real model's runs live in the slow tests at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import run
+from graph.runner.jsonl import read_jsonl
+from nodes.llm import use_model
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPTED_DIR = REPO / "tests" / "graph" / "runner"
+sys.path.insert(0, str(SCRIPTED_DIR))
+from scripted_backend import ScriptedBackend  # noqa: E402
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(SCRIPTED_DIR), str(REPO)]),
+        KERNELGRAPH_TEST_MODEL="scripted_backend:make",
+        PYTHONUNBUFFERED="1",
+        **extra,
+    )
+    return env
+
+
+def test_help_says_what_the_default_run_does_and_costs() -> None:
+    out = subprocess.run(
+        [sys.executable, "run.py", "--help"], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    for flag in (
+        "--strategy",
+        "--preset",
+        "--kernelbench-dir",
+        "--level",
+        "--problems",
+        "--ambition",
+        "--prompt",
+        "--backend",
+        "--evaluator",
+        "--resume",
+        "--results",
+        "--model",
+        "--hf-repo",
+        "-n",
+        "-k",
+        "--set",
+    ):
+        assert flag in out.stdout
+    assert "45-60 minutes" in out.stdout
+
+
+def test_list_tasks_shows_demo_and_kernelbench_tasks(kernelbench_dir, capsys) -> None:
+    assert (
+        run.main(
+            ["--list-tasks", "--kernelbench-dir", str(kernelbench_dir), "--level", "2", "--problems", "1"]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "L0/Small_MLP" in out and "L2/Conv2D_ReLU_BiasAdd" in out and "repaired-agent" in out
+
+
+def test_a_sweep_writes_results_trace_and_table(tmp_path, capsys) -> None:
+    backend = ScriptedBackend()
+    with use_model(backend):
+        assert (
+            run.main(
+                [
+                    "-s",
+                    "zero_shot",
+                    "-s",
+                    "agent",
+                    "--tasks",
+                    "1-2",
+                    "--backend",
+                    "cpu",
+                    "-k",
+                    "1",
+                    "--ambition",
+                    "conservative",
+                    "--set",
+                    "feedback=naive",
+                    "--set",
+                    "replans=0",
+                    "--prompt",
+                    "generate=Write {{source}} faster.",
+                    "--out",
+                    str(tmp_path / "run"),
+                    "--no-live",
+                ]
+            )
+            == 0
+        )
+    out = capsys.readouterr().out
+    results = read_jsonl(tmp_path / "run" / "results.jsonl")
+    assert sorted((r["task"], r["strategy"]) for r in results) == sorted(
+        (t, s) for t in ("L0/Scaled_LeakyReLU_Shift", "L0/Row_Sum_Of_Squares") for s in ("zero_shot", "agent")
+    )
+    assert {r["verdict"] for r in results} == {
+        "no_code"
+    }  # the evaluator's real verdict on a code-less answer
+    assert all(r["context"]["ambition"] == "conservative" and r["backend"] == "cpu" for r in results)
+    assert all(r["context"]["feedback"] == "naive" and r["context"]["replans"] == 0 for r in results)
+    assert all(r["model"]["name"] == "ScriptedBackend" for r in results)
+    trace = read_jsonl(tmp_path / "run" / "trace.jsonl")
+    generations = [e for e in trace if e["kind"] == "node" and e["node"] == "generate"]
+    assert generations and all(e["messages"] and e["completion"] for e in generations)
+    # the --prompt override reached the model: the user message is the override with the source filled in
+    assert any(m["content"].startswith("Write import torch") for e in generations for m in e["messages"])
+    assert "results per level" in out and "model: " in out
+
+
+def test_deferred_round_trip_through_the_evaluator_cli(tmp_path) -> None:
+    run_dir = tmp_path / "run"
+    base = [sys.executable, "run.py", "--no-live"]
+    first = subprocess.run(
+        base
+        + [
+            "-s",
+            "zero_shot",
+            "-s",
+            "iterative_refinement",
+            "-k",
+            "1",
+            "--tasks",
+            "3",
+            "--backend",
+            "cpu",
+            "--evaluator",
+            "deferred",
+            "--out",
+            str(run_dir),
+        ],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert first.returncode == 0, first.stderr[-3000:]
+    jobs = read_jsonl(run_dir / "jobs.jsonl")
+    assert len(jobs) == 2 and not read_jsonl(run_dir / "results.jsonl")
+    assert "python -m evaluator run" in first.stdout
+    evaluated = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluator",
+            "run",
+            str(run_dir / "jobs.jsonl"),
+            "--out",
+            str(tmp_path / "verdicts.jsonl"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    resumed = subprocess.run(
+        base + ["--resume", str(run_dir), "--results", str(tmp_path / "verdicts.jsonl")],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    results = read_jsonl(run_dir / "results.jsonl")
+    assert sorted(r["strategy"] for r in results) == ["iterative_refinement", "zero_shot"]
+    assert {r["verdict"] for r in results} == {"no_code"} and read_jsonl(run_dir / "jobs.jsonl") == []
+
+
+def _sweep_args(out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "run.py",
+        "--no-live",
+        "--tasks",
+        "1-3",
+        "-s",
+        "zero_shot",
+        "-s",
+        "iterative_refinement",
+        "-s",
+        "agent",
+        "-k",
+        "2",
+        "-n",
+        "2",
+        "--set",
+        "retrieval_k=0",
+        "--backend",
+        "cpu",
+        "--out",
+        str(out),
+    ]
+
+
+def _inside_a_graph(run_dir: Path) -> bool:
+    """True once an unfinished graph has a finished node on disk: a kill now lands mid-graph."""
+    done = {(r["task"], r["strategy"]) for r in read_jsonl(run_dir / "results.jsonl")}
+    return any(
+        e["kind"] == "node" and (e["task"], e["strategy"]) not in done
+        for e in read_jsonl(run_dir / "trace.jsonl")
+    )
+
+
+def test_kill_9_mid_sweep_then_resume_loses_and_repeats_nothing(tmp_path) -> None:
+    env = _env(SCRIPTED_DELAY="0.4")
+    reference = subprocess.run(
+        _sweep_args(tmp_path / "whole"), cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert reference.returncode == 0, reference.stderr[-3000:]
+    whole = {
+        (r["task"], r["strategy"]): (r["verdict"], r["candidates"], r["rounds"])
+        for r in read_jsonl(tmp_path / "whole" / "results.jsonl")
+    }
+    expected = sorted(whole)
+    assert len(expected) == 9
+
+    killed_dir = tmp_path / "killed"
+    log = tmp_path / "killed.log"
+    with open(log, "w") as sink:
+        proc = subprocess.Popen(
+            _sweep_args(killed_dir),
+            cwd=REPO,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < deadline:
+            if len(read_jsonl(killed_dir / "results.jsonl")) >= 3 and _inside_a_graph(killed_dir):
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, f"the sweep ended before the kill: {log.read_text()[-3000:]}"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = read_jsonl(killed_dir / "results.jsonl")
+    assert 3 <= len(before) < 9, f"the kill must land mid-sweep: {log.read_text()[-3000:]}"
+    resumed = subprocess.run(
+        _sweep_args(killed_dir)[:-2] + ["--resume", str(killed_dir)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    after = read_jsonl(killed_dir / "results.jsonl")
+    keys = [(r["task"], r["strategy"]) for r in after]
+    assert not [k for k, n in Counter(keys).items() if n > 1], "a result was written twice"
+    assert sorted(keys) == expected
+    # the scripted model is deterministic: every graph ended as it did without the kill
+    assert {
+        k: (r["verdict"], r["candidates"], r["rounds"]) for k, r in zip(keys, after, strict=True)
+    } == whole
+    assert after[: len(before)] == before  # finished results kept as they were
+    trace = read_jsonl(killed_dir / "trace.jsonl")
+    assert sum(e["kind"] == "result" for e in trace) == 9
+    assert any(e["kind"] == "continue" for e in trace)  # the killed graph went on from its checkpoint
+    assert json.loads((killed_dir / "run.json").read_text())["strategies"] == [
+        "zero_shot",
+        "iterative_refinement",
+        "agent",
+    ]
+
+
+@pytest.mark.slow
+def test_real_model_cpu_backend_records_a_real_verdict(tmp_path) -> None:
+    """The embedded model on the demo elementwise task, C++ backend: a real verdict, tokens and a trace."""
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "run.py", "--no-live", "--preset", "cpu-smoke", "--tasks", "1", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (result,) = read_jsonl(out / "results.jsonl")
+    assert result["model"]["quantisation"] and result["model"]["size_bytes"] > 10**8
+    assert result["verdict"] in {
+        "no_code",
+        "static_reject",
+        "compile_error",
+        "runtime_error",
+        "timeout",
+        "wrong_output",
+        "correct",
+    }
+    assert result["completion_tokens"] > 0 and result["backend"] == "cpu"
+    generations = [e for e in read_jsonl(out / "trace.jsonl") if e.get("node") == "generate"]
+    assert generations and generations[0]["completion"] and generations[0]["messages"]
+    assert "Qwen2.5 Coder" in done.stdout  # the chosen model is printed at start
