@@ -27,8 +27,9 @@ class Result:
     def update(self, **fields: Any) -> None:
         self.data.update(fields)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, default=_jsonable))
-        tmp.replace(self.path)
+        with guard.suspended():  # a failure reported from inside the sandbox must still be written
+            tmp.write_text(json.dumps(self.data, default=_jsonable))
+            tmp.replace(self.path)
 
 
 def _jsonable(value: Any) -> Any:

@@ -19,7 +19,9 @@ def test_benchmark_writes_measured_results(tmp_path: Path, kernelbench_dir: Path
     except ModelStoreError as exc:
         pytest.skip(f"embedded model not set up: {exc}")
     problem = kernelbench_dir / "level1" / "5_Matrix_scalar_multiplication.py"
-    code = llm_throughput.main(["-n", "2", "--max-tokens", "4", "--problem", str(problem), "--out", str(tmp_path)])
+    code = llm_throughput.main(
+        ["-n", "2", "--max-tokens", "4", "--problem", str(problem), "--out", str(tmp_path)]
+    )
     result = json.loads((tmp_path / "llm_throughput.json").read_text())
     assert (tmp_path / "llm_throughput.png").stat().st_size > 1000
     first, second = result["samples"]

@@ -114,6 +114,8 @@ WRONG = candidate("return ext.relu_wrong(x)")
 HANG = candidate("return ext.spin(x)")
 SEGFAULT = candidate("return ext.crash(x)")
 PY_ERROR = candidate("return ext.relu_ok(x, x, x)")
+# Fails in the constructor, inside the sandbox: the real error must reach the verdict.
+BAD_INIT = candidate("return ext.relu_ok(x)", init_body="self.scale = undefined_scale_name")
 IDENTITY = candidate("return ext.copy_only(x)")  # right on [0, 1), wrong on signed inputs
 ZEROS = candidate("return ext.zeros_out(x)")  # passes KernelBench's atol on tiny outputs
 MUTATES = candidate("return ext.relu_inplace(x)")

@@ -24,6 +24,7 @@ RELU_CASES = [
     "HANG",
     "SEGFAULT",
     "PY_ERROR",
+    "BAD_INIT",
     "IDENTITY",
     "MUTATES",
     "POINTER_CACHE",
@@ -90,6 +91,12 @@ def test_segfault_is_a_runtime_error(verdicts: dict) -> None:
 def test_python_error_is_a_runtime_error_with_traceback(verdicts: dict) -> None:
     v = verdicts["PY_ERROR"]
     assert v["verdict"] == "runtime_error" and "incompatible function arguments" in v["log_tail"]
+
+
+def test_constructor_error_reports_the_real_error(verdicts: dict) -> None:
+    v = verdicts["BAD_INIT"]
+    assert v["verdict"] == "runtime_error" and v["evidence"]["error"]["type"] == "NameError"
+    assert "undefined_scale_name" in v["log_tail"] and "refused" not in v["log_tail"]
 
 
 def test_compile_error_shows_the_compiler(verdicts: dict) -> None:
