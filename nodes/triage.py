@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -23,9 +22,10 @@ from nodes.generation import fan_out
 from nodes.llm import shared_model
 from nodes.prompt_files import build_messages
 from nodes.select import STAGE, best_of, rank
+from retrieval_corpus.error_notes import match_error_notes, note_for
 
 ERROR_CHARS = 700
-ERROR_NOTES = Path(__file__).resolve().parent.parent / "retrieval_corpus" / "errors"
+NOTE_CHARS = 600
 _ERROR_LINE = re.compile(
     r"(\berror\b|Error:|Exception:|illegal memory|out of bounds|misaligned|Traceback|"
     r"not defined|undefined|mismatch|cannot|expected)",
@@ -178,10 +178,11 @@ def _extension_function_called_bare(error: str, code: str) -> dict[str, str] | N
             f"load_inline returned: call it as `{ext}.{fn}(...)` everywhere, not as a bare `{fn}(...)`."}
 
 
-def error_note(category: str) -> str:
-    """The corpus's error note for a category (retrieval_corpus/errors/<category>.md), if there is one."""
-    path = ERROR_NOTES / f"{category}.md"
-    return path.read_text().strip()[:600] if path.is_file() else ""
+def error_note(category: str, error: str) -> str:
+    """The corpus's note on this error: one whose patterns match the real error, else the category's."""
+    matched = match_error_notes(error, limit=1)
+    note = matched[0] if matched else note_for(category)
+    return note.body.strip()[:NOTE_CHARS] if note else ""
 
 
 def triage(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -204,7 +205,7 @@ def triage(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         reply = shared_model().chat(messages, max_tokens=max(128, ctx.max_tokens // 4), temperature=0.0,
                                     seed=ctx.seed, json_schema=TRIAGE_SCHEMA)
         feedback = {**_parse_reply(reply.text), "category": "wrong_output", "source": "model"}
-    if ctx.feedback == "focused" and (note := error_note(feedback["category"])):
+    if ctx.feedback == "focused" and (note := error_note(feedback["category"], error)):
         feedback["note"] = note
     feedback["error"] = error
     route = choose_route(state, ctx)

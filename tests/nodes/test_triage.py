@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.triage import real_error, rule_feedback
+from nodes.triage import error_note, real_error, rule_feedback
 
 BUILD_LOG = """\
 [1/3] c++ -MMD -MF main.o.d -DTORCH_EXTENSION_NAME=add_ext -O3 -c main.cpp -o main.o
@@ -127,3 +127,11 @@ def test_the_models_comparison_becomes_one_instruction() -> None:
         "The line `po[i] = std::max(px[i] * slope, 0.0f) * scale + shift;` computes wrong values: make it "
         "compute `leaky_relu(x, slope) * scale + shift` for each element.")
     assert _parse_reply("{not json")["diagnosis"] == "unparseable triage reply"
+
+
+def test_error_note_prefers_the_note_matching_the_real_error() -> None:
+    log = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert "if (idx < n)" in error_note("runtime_error", log)
+    # no pattern matches this text: the category's alias decides
+    assert "zeros_like" in error_note("wrong_shape", "values differ")
+    assert error_note("no_such_category", "nothing recognisable") == ""
