@@ -22,6 +22,15 @@ from pathlib import Path
 from typing import Any
 
 _KERNEL_NAME = re.compile(r"__global__[^;{(]*?\b(\w+)\s*\(")
+_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
+
+
+def kernel_names(cuda_source: str) -> set[str]:
+    """Names of the `__global__` functions in a CUDA source; the profiler looks for them by name.
+
+    `__launch_bounds__(...)` may stand between `__global__ void` and the name: it is not a kernel.
+    """
+    return set(_KERNEL_NAME.findall(_LAUNCH_BOUNDS.sub(" ", cuda_source)))
 
 
 class BuildRecorder:
@@ -126,7 +135,7 @@ def _make_patched(
         params["build_directory"] = str(build_dir)
         params["verbose"] = False
         for src in _as_list(params.get("cuda_sources")):
-            recorder.kernel_names.update(_KERNEL_NAME.findall(src))
+            recorder.kernel_names.update(kernel_names(src))
         marker = build_dir / ".kg_built"
         failed = build_dir / ".kg_failed"
         cached = marker.exists()
