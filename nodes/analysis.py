@@ -12,7 +12,7 @@ from graph.context import Context, settings
 from graph.state import State, event
 from nodes.llm import shared_model
 from nodes.prompt_files import build_messages
-from tools.retriever import CATEGORIES
+from retrieval_corpus.corpus import CATEGORIES
 
 PLAN_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -10,9 +10,9 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
-CATEGORIES: tuple[str, ...] = (
+Category = Literal[
     "elementwise",
     "activation",
     "reduction",
@@ -27,7 +27,8 @@ CATEGORIES: tuple[str, ...] = (
     "convolution",
     "loss",
     "argmax",
-)
+]
+CATEGORIES: tuple[str, ...] = get_args(Category)
 EXAMPLE_FILES: tuple[str, ...] = ("reference.py", "solution.py", "meta.json")
 META_KEYS: tuple[str, ...] = ("id", "title", "category", "techniques", "when_to_use", "measured")
 MEASURED_KEYS: tuple[str, ...] = ("gpu", "torch", "speedup_eager", "ms_eager", "ms_candidate", "verdict")

@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any
 
 from langchain_core.tools import tool
 from pydantic import Field
 
+from retrieval_corpus.corpus import Category
 from tools.seam import Seam
-
-Category = Literal[
-    "elementwise",
-    "activation",
-    "reduction",
-    "softmax",
-    "normalization",
-    "pooling",
-    "transpose",
-    "scan",
-    "gemm",
-    "gemv",
-    "fused_epilogue",
-    "convolution",
-    "loss",
-    "argmax",
-]
-CATEGORIES: tuple[str, ...] = get_args(Category)
 
 
 def _search(query: str, k: int, category: str | None) -> list[dict[str, Any]]:
