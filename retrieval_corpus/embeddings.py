@@ -66,14 +66,18 @@ class MiniLMEmbeddings(Embeddings):
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
 
+                transformers_logging.disable_progress_bar()  # its bars would break run.py's live view
                 self._model = SentenceTransformer(
                     str(verified_model_dir()), device="cpu", local_files_only=True, trust_remote_code=False
                 )
             return self._model
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        vectors = self._encoder().encode(list(texts), normalize_embeddings=True, batch_size=32)
+        vectors = self._encoder().encode(
+            list(texts), normalize_embeddings=True, batch_size=32, show_progress_bar=False
+        )
         return [v.tolist() for v in vectors]
 
     def embed_query(self, text: str) -> list[float]:
