@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import run
+from evaluator.api import VERDICTS
 from graph.runner.jsonl import read_jsonl
 from nodes.llm import use_model
 
@@ -298,15 +299,7 @@ def test_real_model_cpu_backend_records_a_real_verdict(tmp_path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     (result,) = read_jsonl(out / "results.jsonl")
     assert result["model"]["quantisation"] and result["model"]["size_bytes"] > 10**8
-    assert result["verdict"] in {
-        "no_code",
-        "static_reject",
-        "compile_error",
-        "runtime_error",
-        "timeout",
-        "wrong_output",
-        "correct",
-    }
+    assert result["verdict"] in VERDICTS
     assert result["completion_tokens"] > 0 and result["backend"] == "cpu"
     generations = [e for e in read_jsonl(out / "trace.jsonl") if e.get("node") == "generate"]
     assert generations and generations[0]["completion"] and generations[0]["messages"]
