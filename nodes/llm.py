@@ -71,14 +71,6 @@ class UsageTotals:
             self.completion_tokens += completion.completion_tokens
             self.seconds += completion.seconds
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "seconds": round(self.seconds, 3),
-        }
-
 
 class LlamaCppModel:
     """A GGUF model through llama-cpp-python, safe to share between threads."""
