@@ -107,12 +107,40 @@ def _compiles(verdict: dict[str, Any]) -> int:
     return len(phase) + len(run)
 
 
-def serial(jobs: list[Job], config: EvalConfig, n: int, deadline: float) -> dict[str, Any]:
-    """The plain loop: per candidate one process that compiles (nothing cached) and then runs."""
+def serial(
+    jobs: list[Job], config: EvalConfig, n: int, deadline: float, out: Path, resume: Path | None = None
+) -> dict[str, Any]:
+    """The plain loop: per candidate one process that compiles (nothing cached) and then runs.
+
+    `out` is rewritten after every candidate, so a run killed at the device's time limit keeps its rows;
+    `resume` (such a file from an earlier call) continues it: its rows are kept and its wall time counted,
+    which is sound because nothing is shared between the loop's candidates.
+    """
     picked = jobs[::3][:n]
-    rows = []
+    rows: list[dict[str, Any]] = []
+    prior_wall = 0.0
+    if resume is not None:
+        earlier = json.loads(resume.read_text())
+        rows, prior_wall = list(earlier["rows"]), float(earlier["wall_s"])
+    done = {r["job_id"] for r in rows}
     t0 = time.perf_counter()
+
+    def report() -> dict[str, Any]:
+        wall = prior_wall + time.perf_counter() - t0
+        result = {
+            "label": "serial",
+            "n": len(rows),
+            "planned": [j.job_id for j in picked],
+            "wall_s": round(wall, 2),
+            "candidates_per_min": round(60 * len(rows) / wall, 2) if rows else None,
+            "rows": rows,
+        }
+        out.write_text(json.dumps(result, indent=1))
+        return result
+
     for job in picked:
+        if job.job_id in done:
+            continue
         if time.perf_counter() > deadline:
             break
         fresh = tempfile.mkdtemp(prefix="kg_serial_cache_")
@@ -141,15 +169,8 @@ def serial(jobs: list[Job], config: EvalConfig, n: int, deadline: float) -> dict
         )
         print(f"[serial] {job.job_id}: {verdict} in {rows[-1]['seconds']}s", file=sys.stderr, flush=True)
         shutil.rmtree(fresh, ignore_errors=True)
-    wall = time.perf_counter() - t0
-    return {
-        "label": "serial",
-        "n": len(rows),
-        "planned": [j.job_id for j in picked],
-        "wall_s": round(wall, 2),
-        "candidates_per_min": round(60 * len(rows) / wall, 2) if rows else None,
-        "rows": rows,
-    }
+        report()
+    return report()
 
 
 def summarize(out_dir: Path) -> dict[str, Any]:
@@ -210,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--phases", default="cold,repeat,serial")
     parser.add_argument("--serial", type=int, default=10)
+    parser.add_argument("--serial-resume", help="an earlier evaluator_throughput_serial.json to continue")
     parser.add_argument(
         "--budget-s", type=float, default=560.0, help="stop starting serial candidates after this"
     )
@@ -256,8 +278,14 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(batch(jobs, config, "repeat", out_dir), indent=1)
         )
     if "serial" in phases:
-        result = serial(jobs, config, args.serial, start + args.budget_s)
-        (out_dir / "evaluator_throughput_serial.json").write_text(json.dumps(result, indent=1))
+        serial(
+            jobs,
+            config,
+            args.serial,
+            start + args.budget_s,
+            out_dir / "evaluator_throughput_serial.json",
+            Path(args.serial_resume) if args.serial_resume else None,
+        )
     summarize(out_dir)
     return 0
 

@@ -74,32 +74,52 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from evaluator.problem import load_problem
+    from evaluator.problem import load_problem, load_problems
     from evaluator.profile import profile_problem
 
-    result = profile_problem(load_problem(args.problem), _config(args))
+    config = _config(args)
+    store = Path(args.out) if args.out else None
+    if Path(args.problem).is_dir():
+        levels = [int(x) for x in args.levels.split(",")] if args.levels else None
+        ids = [int(x) for x in args.ids.split(",")] if args.ids else None
+        problems = load_problems(args.problem, levels, ids)
+        failed = 0
+        for problem in problems:
+            result = profile_problem(problem, config, store)
+            failed += not result["rows"]
+            top = result["rows"][0]["op"] if result["rows"] else result.get("error", "")[-200:]
+            print(f"{problem.key}: {len(result['rows'])} ops, top {top}", file=sys.stderr)
+        return 1 if failed else 0
+    result = profile_problem(load_problem(args.problem), config, store)
     print(result["text"] or result.get("error", ""))
     return 0 if result["rows"] else 1
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from evaluator import baseline
+    import torch
+
+    from evaluator import baseline, device
     from evaluator.problem import load_problems
 
     config = _config(args)
     levels = [int(x) for x in args.levels.split(",")] if args.levels else None
     ids = [int(x) for x in args.ids.split(",")] if args.ids else None
     problems = load_problems(args.root, levels, ids)
-    measured = baseline.measure(problems, config, args.budget_s)
+    gpu = device.gpu_name(config.backend)
+    known = {} if args.force else baseline.recorded(args.out, gpu, torch.__version__)
+    measured = baseline.measure(problems, config, args.budget_s, known)
     entries = measured["entries"]
     for key, e in entries.items():
         print(
-            f"{key}: eager {e['ms_eager']} ms, compile {e['ms_compile']} ms {e['compile_note'] or ''}",
+            f"{key}: eager {e.get('ms_eager', 'on record')} ms, compile {e['ms_compile']} ms "
+            f"{e['compile_note'] or ''}",
             file=sys.stderr,
         )
     if measured["device"]:
         baseline.record(args.out, entries, measured["device"], measured["torch"])
-    return 0 if len(entries) == len(problems) and all(e["ms_eager"] for e in entries.values()) else 1
+    table = baseline.recorded(args.out, measured["device"] or "", measured["torch"] or "") | known
+    print(f"{len(problems) - len(entries)} of {len(problems)} already on record", file=sys.stderr)
+    return 0 if all((table.get(p.key) or {}).get("ms_eager") for p in problems) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,7 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("candidate")
     p.set_defaults(fn=cmd_check)
     p = sub.add_parser("profile", parents=[common], help="op-level time breakdown of a problem's reference")
-    p.add_argument("problem")
+    p.add_argument("problem", help="a problem file, or a KernelBench directory to profile every problem")
+    p.add_argument("--out", help="profile store directory (default: the cache's profiles/)")
+    p.add_argument("--levels")
+    p.add_argument("--ids")
     p.set_defaults(fn=cmd_profile)
     p = sub.add_parser("baseline", parents=[common], help="time references eager and compiled into a file")
     p.add_argument("root")
@@ -128,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--budget-s", type=float, default=480.0, help="stop starting torch.compile timings after this"
     )
+    p.add_argument("--force", action="store_true", help="measure again what --out already holds")
     p.set_defaults(fn=cmd_baseline)
     args = parser.parse_args(argv)
     return args.fn(args)

@@ -31,14 +31,31 @@ def lookup(path: str, gpu: str, problem: Problem, torch_version: str | None = No
     return (table or {}).get(problem.key)
 
 
-def measure(problems: list[Problem], config: EvalConfig, budget_s: float) -> dict[str, dict[str, Any]]:
-    """Time references in one fresh worker: eager for all, then torch.compile until `budget_s` is spent."""
+def measure(
+    problems: list[Problem],
+    config: EvalConfig,
+    budget_s: float,
+    known: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Time references in one fresh worker: eager for all, then torch.compile until `budget_s` is spent.
+
+    `known` (entries already recorded for this GPU and torch) makes it resumable: an eager time on record
+    is not measured again, a problem with both times on record is left out, and the fields not measured
+    are absent from the returned entry, so `record` keeps the recorded ones.
+    """
+    known = known or {}
+    problems = [p for p in problems if not _complete(known.get(p.key))]
+    if not problems:
+        return {"device": None, "torch": None, "entries": {}}
     env = {
         "CUDA_VISIBLE_DEVICES": "0" if config.backend == "cuda" else "",
         "TORCHINDUCTOR_CACHE_DIR": str(Path(config.cache_dir) / "inductor"),
     }
     payload = {
-        "problems": [{**p.to_dict(), "key": p.key} for p in problems],
+        "problems": [
+            {**p.to_dict(), "key": p.key, "skip_eager": bool((known.get(p.key) or {}).get("ms_eager"))}
+            for p in problems
+        ],
         "config": config.to_dict(),
         "budget_s": budget_s,
     }
@@ -47,7 +64,7 @@ def measure(problems: list[Problem], config: EvalConfig, budget_s: float) -> dic
     out = {}
     for key, e in (r.get("entries") or {}).items():
         eager, compiled = e.get("eager") or {}, e.get("compiled") or {}
-        out[key] = {
+        entry = {
             "name": e.get("name"),
             "level": e.get("level"),
             "problem_id": e.get("problem_id"),
@@ -58,16 +75,34 @@ def measure(problems: list[Problem], config: EvalConfig, budget_s: float) -> dic
             "trials": eager.get("trials"),
             "error": e.get("error"),
         }
+        if e.get("eager_skipped"):
+            entry = {k: v for k, v in entry.items() if k not in ("ms_eager", "trials")}
+        out[key] = entry
     if run.timed_out or run.returncode != 0:
         for entry in out.values():
             entry.setdefault("worker_tail", run.log_tail[-400:])
     return {"device": r.get("device"), "torch": r.get("torch"), "entries": out}
 
 
+def _complete(entry: dict[str, Any] | None) -> bool:
+    return bool(entry and entry.get("ms_eager") and entry.get("ms_compile"))
+
+
+def recorded(path: str, gpu: str, torch_version: str) -> dict[str, dict[str, Any]]:
+    """The entries on record for this GPU and torch version (empty when none)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return dict((data.get(gpu) or {}).get(torch_version) or {})
+
+
 def record(path: str, entries: dict[str, dict[str, Any]], gpu: str, torch_version: str) -> None:
-    """Merge measured entries into the baseline file, keyed by GPU name and torch version."""
+    """Merge measured entries into the baseline file, keyed by GPU name and torch version, field by field."""
     p = Path(path)
     data = json.loads(p.read_text()) if p.exists() else {}
-    data.setdefault(gpu, {}).setdefault(torch_version, {}).update(entries)
+    table = data.setdefault(gpu, {}).setdefault(torch_version, {})
+    for key, entry in entries.items():
+        table.setdefault(key, {}).update(entry)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

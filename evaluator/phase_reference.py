@@ -54,6 +54,7 @@ def run_baseline(spec: dict[str, Any], config: EvalConfig, result: Result) -> No
     scratch = Path(spec["scratch"])
     deadline = time.perf_counter() + float(spec.get("budget_s", 1e9))
     entries: dict[str, dict[str, Any]] = {}
+    result.update(entries=entries, device=device_name(dev), torch=torch.__version__)
     loaded = []
     for i, prob in enumerate(spec["problems"]):
         try:
@@ -68,6 +69,9 @@ def run_baseline(spec: dict[str, Any], config: EvalConfig, result: Result) -> No
             "level": prob["level"],
             "problem_id": prob["problem_id"],
         }
+        if prob.get("skip_eager"):
+            entries[prob["key"]]["eager_skipped"] = True
+            continue
         try:
             model, make, call = _reference_runner(mod, config, dev)
             timer = harness.Timer(dev, config.l2_flush_bytes)
@@ -78,12 +82,12 @@ def run_baseline(spec: dict[str, Any], config: EvalConfig, result: Result) -> No
             model = make = call = None
             if dev.type == "cuda":
                 torch.cuda.empty_cache()
-        result.update(entries=entries, device=device_name(dev), torch=torch.__version__)
+        result.update(entries=entries)
     if config.reference_compile == "off":
         return
     for prob, mod in loaded:
         entry = entries[prob["key"]]
-        if "eager" not in entry:
+        if "eager" not in entry and not entry.get("eager_skipped"):
             continue
         if time.perf_counter() > deadline:
             entry["compiled"] = {"ms": None, "skipped": "deadline"}

@@ -12,15 +12,34 @@ from evaluator.config import EvalConfig
 from evaluator.problem import Problem
 
 
-def profile_problem(problem: Problem, config: EvalConfig | None = None) -> dict[str, Any]:
-    """{"rows": [{op, us, share, calls, shapes, kernels}], "text": table for a prompt, "device", "cached"}."""
+def profile_path(store: Path, problem: Problem, gpu: str) -> Path:
+    """Where the profile of `problem` on `gpu` lives in a profile store (a plain directory)."""
+    safe = "".join(c if c.isalnum() else "_" for c in gpu)
+    return store / f"{problem.key}_{safe}.json"
+
+
+def stored_profile(store: Path, problem: Problem, gpu: str) -> dict[str, Any] | None:
+    """A profile made earlier (here or on another host: deferred runs read the GPU host's), or None."""
+    path = profile_path(store, problem, gpu)
+    with contextlib.suppress(OSError, json.JSONDecodeError):
+        return {**json.loads(path.read_text()), "cached": True}
+    return None
+
+
+def profile_problem(
+    problem: Problem, config: EvalConfig | None = None, store: Path | None = None
+) -> dict[str, Any]:
+    """{"rows": [{op, us, share, calls, shapes, kernels}], "text": table for a prompt, "device", "cached"}.
+
+    Kept in `store` (default: the cache directory's profiles/), one file per problem and GPU.
+    """
     config = config or EvalConfig()
     gpu = device.gpu_name(config.backend)
-    safe = "".join(c if c.isalnum() else "_" for c in gpu)
-    cache = Path(config.cache_dir) / "profiles" / f"{problem.key}_{safe}.json"
-    if cache.exists():
-        with contextlib.suppress(json.JSONDecodeError):
-            return {**json.loads(cache.read_text()), "cached": True}
+    store = store or Path(config.cache_dir) / "profiles"
+    cache = profile_path(store, problem, gpu)
+    found = stored_profile(store, problem, gpu)
+    if found is not None:
+        return found
     env = {"CUDA_VISIBLE_DEVICES": "0" if config.backend == "cuda" else ""}
     run = sandbox.run_worker(
         "profile",

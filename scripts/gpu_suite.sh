@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|baseline|throughput|all]   (default: suite)
+#   scripts/gpu_suite.sh [suite|baseline|profiles|throughput|all]   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
 # Measured on the H200 (2026-11-30): suite ~4 min (one ~60 s nvcc build shared by all candidates);
@@ -28,9 +28,16 @@ run_suite() {
     "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/evaluator 2>&1 | tee "$OUT/gpu_suite.log"
 }
 run_baseline() {
+  # resumable: starts from the committed file, measures only what it lacks for this GPU and torch
+  [ -e "$OUT/baseline_h200.json" ] || cp benchmarks/baselines/h200.json "$OUT/baseline_h200.json"
   "$PY" -m evaluator baseline ../shared/kernelbench --out "$OUT/baseline_h200.json" --budget-s "${KG_BASELINE_BUDGET:-300}" \
     --cache-dir "$CACHE/baseline" --config "{\"run_timeout_s\": ${KG_BASELINE_TIMEOUT:-240}}" 2>&1 \
     | tee "$OUT/baseline.log"
+}
+run_profiles() {
+  # the references' op-level profiles, for profiling-guided prompts written on hosts without this GPU
+  "$PY" -m evaluator profile ../shared/kernelbench --out "$OUT/profiles" --cache-dir "$CACHE/profiles" 2>&1 \
+    | tee "$OUT/profiles.log"
 }
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
@@ -40,7 +47,8 @@ run_throughput() {
 case "$what" in
   suite) run_suite ;;
   baseline) run_baseline ;;
+  profiles) run_profiles ;;
   throughput) run_throughput ;;
-  all) run_suite; run_baseline; run_throughput ;;
+  all) run_suite; run_baseline; run_profiles; run_throughput ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
 esac
