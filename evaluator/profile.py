@@ -26,6 +26,20 @@ def stored_profile(store: Path, problem: Problem, gpu: str) -> dict[str, Any] | 
     return None
 
 
+def find_profile(store: Path, problem: Problem) -> dict[str, Any] | None:
+    """The one profile of `problem` in a store made on some GPU host (this host's GPU preferred), or None.
+
+    A store holding the problem for several GPUs, none of them this host's, is ambiguous: ValueError.
+    """
+    here = profile_path(store, problem, device.gpu_name("cuda"))
+    candidates = [here] if here.exists() else sorted(store.glob(f"{problem.key}_*.json"))
+    if len(candidates) > 1:
+        raise ValueError(f"{store} holds {problem.key} for several GPUs: {[p.name for p in candidates]}")
+    with contextlib.suppress(OSError, json.JSONDecodeError, IndexError):
+        return {**json.loads(candidates[0].read_text()), "cached": True}
+    return None
+
+
 def profile_problem(
     problem: Problem, config: EvalConfig | None = None, store: Path | None = None
 ) -> dict[str, Any]:

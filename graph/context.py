@@ -64,6 +64,10 @@ class Context:
     stop_on: Annotated[Literal["correct", "faster", "rounds"], _doc(
         "When a refining strategy stops early: at the first strictly correct candidate, at the first one "
         "faster than eager, or never (all rounds run).")] = "faster"
+    profiles: Annotated[str | None, _doc(
+        "A profile store made on the GPU that will evaluate (python -m evaluator profile ROOT --out DIR; "
+        "benchmarks/profiles holds the H200's). When set, the profiling-guided prompt reads the reference's "
+        "profile from it and never measures here: for deferred runs on a host without that GPU.")] = None
     eval_overrides: Annotated[dict[str, Any], _doc(
         "EvalConfig field overrides for the evaluator (timeouts, trials, tolerances).")] = field(
         default_factory=dict)

@@ -20,7 +20,7 @@ def profile(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     started = time.perf_counter()
     task = state["task"]
     try:
-        result = dict(profile_reference(dict(task), ctx.backend))
+        result = dict(profile_reference(dict(task), ctx.backend, ctx.profiles))
         result["text"] = str(result.get("text") or "")[:PROFILE_CHARS]
     except Exception as exc:  # noqa: BLE001 - any profiler failure only costs the prompt its table
         result = {"text": "", "error": f"{type(exc).__name__}: {exc}"[:500]}
@@ -28,7 +28,7 @@ def profile(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "profile",
         state.get("round", 0),
         seconds=time.perf_counter() - started,
-        inputs={"task": task["name"], "backend": ctx.backend},
+        inputs={"task": task["name"], "backend": ctx.backend, "store": ctx.profiles},
         outputs={"chars": len(result["text"]), "error": result.get("error")},
     )
     return {"profile": result, "events": [trace]}

@@ -10,11 +10,16 @@ from tools.evaluator import ProblemArg
 from tools.seam import Seam
 
 
-def _profile(problem: dict[str, Any], backend: str) -> dict[str, Any]:
-    """Profile the reference with the evaluator (cached per problem and device); {'text': ..., ...}."""
+def _profile(problem: dict[str, Any], backend: str, store: str | None = None) -> dict[str, Any]:
+    """Profile the reference with the evaluator (cached per problem and device); {'text': ..., ...}.
+
+    With `store` (a profile store from the GPU host) the profile is only read from there, never measured.
+    """
+    from pathlib import Path
+
     from evaluator.api import EvalConfig
     from evaluator.problem import problem_from_source
-    from evaluator.profile import profile_problem
+    from evaluator.profile import find_profile, profile_problem
 
     reference = problem_from_source(
         problem["source"],
@@ -22,15 +27,23 @@ def _profile(problem: dict[str, Any], backend: str) -> dict[str, Any]:
         level=problem.get("level"),
         problem_id=problem.get("problem_id"),
     )
+    if store is not None:
+        found = find_profile(Path(store), reference)
+        if found is None:
+            raise FileNotFoundError(
+                f"no profile of {reference.key} in {store}; make it on the GPU host: "
+                f"python -m evaluator profile PROBLEM --out {store}"
+            )
+        return found
     return profile_problem(reference, EvalConfig(backend=backend))
 
 
 PROFILER: Seam = Seam(_profile)
 
 
-def profile_reference(problem: dict[str, Any], backend: str) -> dict[str, Any]:
+def profile_reference(problem: dict[str, Any], backend: str, store: str | None = None) -> dict[str, Any]:
     """Profile with the current implementation (the real profiler unless a test swapped it)."""
-    return PROFILER.current(problem, backend)
+    return PROFILER.current(problem, backend, store)
 
 
 @tool("profile_reference")

@@ -39,7 +39,7 @@ def scripted() -> Iterator[Callable[..., ScriptedModel]]:
         for cm in (
             use_model(model),
             EVALUATOR.use(judge),
-            PROFILER.use(lambda problem, backend: {"text": f"| relu | 100% | ({backend})"}),
+            PROFILER.use(lambda problem, backend, store: {"text": f"| relu | 100% | ({backend}, {store})"}),
             RETRIEVER.use(_examples),
         ):
             cm.__enter__()

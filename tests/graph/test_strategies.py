@@ -146,8 +146,10 @@ def test_agent_solves_and_stops_early(scripted) -> None:
 def test_profiling_guided_puts_the_profile_in_the_prompt(scripted) -> None:
     model = scripted(lambda m, kw: answer("correct", 1.1))
     state = run("profiling_guided", Context(backend="cpu"))
-    assert "| relu | 100% | (cpu)" in model.calls[0][0][-1]["content"]
+    assert "| relu | 100% | (cpu, None)" in model.calls[0][0][-1]["content"]
     assert nodes_of(state)[0] == "profile"
+    run("profiling_guided", Context(backend="cpu", profiles="benchmarks/profiles"))
+    assert "| relu | 100% | (cpu, benchmarks/profiles)" in model.calls[-1][0][-1]["content"]
 
 
 def test_naive_agent_preset_replays_the_whole_conversation_and_says_fix_it(scripted) -> None:

@@ -58,7 +58,7 @@ def test_bad_arguments_are_refused_before_any_evaluation() -> None:
 
 
 def test_profiler_and_retriever_tools_reach_their_implementations() -> None:
-    with PROFILER.use(lambda problem, backend: {"text": f"{problem['name']} on {backend}"}):
+    with PROFILER.use(lambda problem, backend, store: {"text": f"{problem['name']} on {backend}"}):
         assert profile_reference_tool.invoke({"problem": PROBLEM, "backend": "cpu"}) == {
             "text": "Relu on cpu"
         }
@@ -66,3 +66,19 @@ def test_profiler_and_retriever_tools_reach_their_implementations() -> None:
         assert search_examples_tool.invoke({"query": "softmax", "k": 2, "category": "softmax"}) == [
             {"id": "softmax", "k": 2, "category": "softmax"}
         ]
+
+
+def test_profiler_reads_the_gpu_hosts_store_and_never_measures_here(kernelbench_dir) -> None:
+    """A deferred run on a CPU host gets the H200's committed profile; a missing one fails loudly."""
+    from pathlib import Path
+
+    from tools.profiler import profile_reference
+
+    store = str(Path(__file__).resolve().parents[2] / "benchmarks" / "profiles")
+    source = (kernelbench_dir / "level1" / "1_Square_matrix_multiplication_.py").read_text()
+    problem = {"name": "Square_matrix_multiplication_", "level": 1, "problem_id": 1, "source": source}
+    found = profile_reference(problem, "cuda", store)
+    assert found["device"] == "NVIDIA H200" and found["rows"][0]["op"] == "aten::matmul"
+    assert found["cached"] and "aten::matmul" in found["text"]
+    with pytest.raises(FileNotFoundError, match="python -m evaluator profile"):
+        profile_reference(problem | {"source": source.replace("2048 * 2", "2048 * 3")}, "cuda", store)
