@@ -76,6 +76,7 @@ def build_result(
         best_code=(best or {}).get("code"),
         candidates=len(candidates),
         candidate_verdicts=[(c.get("verdict") or {}).get("verdict") for c in candidates],
+        candidate_speedups=[(c.get("verdict") or {}).get("speedup_eager") for c in candidates],
         rounds=values.get("round"),
         prompt_tokens=sum(int(e.get("prompt_tokens") or 0) for e in events),
         completion_tokens=sum(int(e.get("completion_tokens") or 0) for e in events),

@@ -56,6 +56,7 @@ def test_results_are_written_once_per_task_and_strategy(tmp_path) -> None:
     line = read_jsonl(tmp_path / "results.jsonl")[0]
     assert line["verdict"] == "correct" and line["speedup_eager"] == 1.5 and line["best_id"] == "r0s1"
     assert line["candidate_verdicts"] == ["compile_error", "correct"]
+    assert line["candidate_speedups"] == [None, 1.5]
     assert (line["prompt_tokens"], line["completion_tokens"], line["node_seconds"]) == (100, 50, 3.25)
     assert line["model"] == {"name": "m"}
 

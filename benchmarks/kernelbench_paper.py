@@ -1,0 +1,212 @@
+"""The paper's experiment: 30 KernelBench tasks x strategies x best-of-n, generated here, evaluated on a GPU.
+
+Generation runs on this host's CPU with the embedded model; evaluation runs in deferred rounds on the GPU
+host. Every configuration is an ordinary run directory under runs/paper/ (checkpointed, resumable), so the
+experiment spans sessions without redoing work. One command per phase:
+
+    python -m benchmarks.kernelbench_paper generate [CONFIG ...]   # CPU: start or continue the runs
+    python -m benchmarks.kernelbench_paper jobs --out JOBS.jsonl   # every paused run's jobs, in one file
+    python -m evaluator run JOBS.jsonl --out VERDICTS.jsonl        # on the GPU host (resumable)
+    python -m benchmarks.kernelbench_paper resume VERDICTS.jsonl   # CPU: hand verdicts back, next round
+    python -m benchmarks.kernelbench_paper report                  # table + plots in benchmarks/results/
+
+Repeat jobs / evaluate / resume until `status` shows nothing paused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from graph.runner.jsonl import read_jsonl
+
+REPO = Path(__file__).resolve().parents[1]
+KERNELBENCH = REPO.parent / "shared" / "kernelbench"
+PROFILES = REPO / "benchmarks" / "profiles"
+SEP = "::"
+
+
+@dataclass(frozen=True)
+class Config:
+    """One run of the experiment: a strategy and its knobs, as run.py arguments."""
+
+    name: str
+    args: tuple[str, ...]
+    what: str
+    needs_profiles: bool = False
+
+
+CONFIGS: dict[str, Config] = {
+    c.name: c
+    for c in (
+        Config("zero_shot", ("--preset", "zero-shot"), "zero-shot, greedy, n=1"),
+        Config(
+            "profiling_guided",
+            ("--preset", "profiling-guided", "--set", f"profiles={PROFILES}"),
+            "profiling-guided, conservative, greedy, n=1",
+            needs_profiles=True,
+        ),
+        Config(
+            "iterative_refinement",
+            ("-s", "iterative_refinement", "-n", "1", "-k", "3", "--temperature", "0"),
+            "iterative refinement on execution feedback, greedy, n=1, 3 rounds",
+        ),
+        Config(
+            "repaired_agent",
+            ("--preset", "repaired-agent", "-n", "1", "-k", "3"),
+            "repaired agent (moderate, retrieval, focused triage), n=1, 3 rounds",
+        ),
+        Config(
+            "naive_agent",
+            ("--preset", "naive-agent", "-k", "3"),
+            "naive agent (aggressive, raw log + 'fix it', no retrieval), n=1, 3 rounds",
+        ),
+        Config(
+            "profiling_guided_n8",
+            (
+                "--preset",
+                "profiling-guided",
+                "-n",
+                "8",
+                "--temperature",
+                "0.8",
+                "--set",
+                f"profiles={PROFILES}",
+            ),
+            "profiling-guided, 8 samples at T=0.8: the best-of-n curve",
+            needs_profiles=True,
+        ),
+        Config(
+            "repaired_agent_n8",
+            ("--preset", "repaired-agent", "-n", "8", "-k", "1"),
+            "repaired agent, one round of 8 samples at T=0.7: the best-of-n curve",
+        ),
+    )
+}
+
+
+def run_dir(runs: Path, name: str) -> Path:
+    return runs / name
+
+
+def missing_profiles(kernelbench: Path, store: Path) -> list[str]:
+    """Problems of the suite without a profile in the store (profiling configs must not run without)."""
+    from evaluator.problem import load_problems
+    from evaluator.profile import find_profile
+
+    return [p.key for p in load_problems(kernelbench) if find_profile(store, p) is None]
+
+
+def generate(names: list[str], runs: Path, kernelbench: Path) -> int:
+    """Start each configuration's run, or continue it (run.py --resume) when its directory exists."""
+    failed = 0
+    for name in names:
+        config = CONFIGS[name]
+        if config.needs_profiles and (missing := missing_profiles(kernelbench, PROFILES)):
+            print(
+                f"{name}: skipped, {len(missing)} problems lack an H200 profile in {PROFILES}: "
+                f"{', '.join(missing)}; run scripts/gpu_suite.sh profiles on the GPU host",
+                file=sys.stderr,
+            )
+            failed += 1
+            continue
+        out = run_dir(runs, name)
+        if (out / "run.json").exists():
+            cmd = ["--resume", str(out)]
+        else:
+            cmd = [*config.args, "--kernelbench-dir", str(kernelbench), "--backend", "cuda"]
+            cmd += ["--evaluator", "deferred", "--out", str(out)]
+        print(f"{name}: {config.what}", file=sys.stderr, flush=True)
+        failed += subprocess.run([sys.executable, str(REPO / "run.py"), *cmd, "--no-live"]).returncode != 0
+    return 1 if failed else 0
+
+
+def gather_jobs(runs: Path, out: Path) -> int:
+    """One job file for the GPU host: each run's pending jobs, ids prefixed with the configuration."""
+    lines = []
+    for name in CONFIGS:
+        for job in read_jsonl(run_dir(runs, name) / "jobs.jsonl"):
+            lines.append(job | {"job_id": f"{name}{SEP}{job['job_id']}"})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    print(f"{len(lines)} jobs -> {out}", file=sys.stderr)
+    return 0
+
+
+def split_verdicts(verdicts: Path, runs: Path) -> dict[str, Path]:
+    """Append the GPU host's verdicts to each run's verdicts.jsonl, with the run's own job ids."""
+    by_config: dict[str, list[dict]] = {}
+    for line in read_jsonl(verdicts):
+        name, sep, job_id = str(line.get("job_id", "")).partition(SEP)
+        if sep and name in CONFIGS:
+            by_config.setdefault(name, []).append(line | {"job_id": job_id})
+    kept = {}
+    for name, lines in by_config.items():
+        kept[name] = run_dir(runs, name) / "verdicts.jsonl"
+        with kept[name].open("a", encoding="utf-8") as f:
+            f.writelines(json.dumps(line) + "\n" for line in lines)
+        print(f"{name}: {len(lines)} verdicts", file=sys.stderr, flush=True)
+    return kept
+
+
+def resume(verdicts: Path, runs: Path) -> int:
+    """Hand the verdicts back and continue each run they belong to (its next round generates here)."""
+    failed = 0
+    for name, kept in split_verdicts(verdicts, runs).items():
+        cmd = [sys.executable, str(REPO / "run.py"), "--resume", str(run_dir(runs, name))]
+        failed += subprocess.run([*cmd, "--results", str(kept), "--no-live"]).returncode != 0
+    return 1 if failed else 0
+
+
+def status(runs: Path) -> int:
+    """Per configuration: tasks finished, jobs waiting for the GPU host."""
+    for name in CONFIGS:
+        out = run_dir(runs, name)
+        if not (out / "run.json").exists():
+            print(f"{name:<22} not started")
+            continue
+        done = len(read_jsonl(out / "results.jsonl"))
+        waiting = len(read_jsonl(out / "jobs.jsonl"))
+        print(f"{name:<22} {done:>3} finished, {waiting:>3} jobs waiting for the GPU host")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", default=str(REPO / "runs" / "paper"), help="where the run directories live")
+    parser.add_argument("--kernelbench", default=str(KERNELBENCH))
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("generate", help="start or continue runs on this host (CPU)")
+    p.add_argument("configs", nargs="*", help=f"default: all of {', '.join(CONFIGS)}")
+    p = sub.add_parser("jobs", help="gather every paused run's jobs into one file")
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("resume", help="hand the GPU host's verdicts back and continue the runs")
+    p.add_argument("verdicts")
+    sub.add_parser("status", help="what is finished and what waits for the GPU host")
+    p = sub.add_parser("report", help="the table and plots from the finished runs")
+    p.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results" / "paper"))
+    args = parser.parse_args(argv)
+    runs = Path(args.runs)
+    if args.cmd == "generate":
+        if unknown := [c for c in args.configs if c not in CONFIGS]:
+            parser.error(f"unknown configuration {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
+        return generate(list(args.configs) or list(CONFIGS), runs, Path(args.kernelbench))
+    if args.cmd == "jobs":
+        return gather_jobs(runs, Path(args.out))
+    if args.cmd == "resume":
+        return resume(Path(args.verdicts), runs)
+    if args.cmd == "status":
+        return status(runs)
+    from benchmarks.paper_report import write_report
+
+    return write_report(runs, list(CONFIGS), Path(args.out_dir))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The paper experiment's plumbing: one job file across runs, verdicts back to their runs, the math."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import kernelbench_paper as paper
+from benchmarks import paper_report as report
+from graph.runner.jsonl import read_jsonl
+
+
+def _write(path: Path, lines: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_jobs_of_all_runs_go_out_in_one_file_and_verdicts_come_back_to_their_run(tmp_path: Path) -> None:
+    """Two agent configurations share thread ids; the configuration prefix keeps their verdicts apart."""
+    job = {"job_id": "agent:L1/Relu|Relu/r0s0", "problem": {}, "candidate": "x", "config": {}}
+    _write(tmp_path / "repaired_agent" / "jobs.jsonl", [job])
+    _write(tmp_path / "naive_agent" / "jobs.jsonl", [job])
+    out = tmp_path / "all_jobs.jsonl"
+    assert paper.gather_jobs(tmp_path, out) == 0
+    ids = [line["job_id"] for line in read_jsonl(out)]
+    assert sorted(ids) == ["naive_agent::agent:L1/Relu|Relu/r0s0", "repaired_agent::agent:L1/Relu|Relu/r0s0"]
+    verdicts = tmp_path / "verdicts.jsonl"
+    _write(
+        verdicts,
+        [{"job_id": i, "verdict": v} for i, v in zip(sorted(ids), ["correct", "timeout"], strict=True)],
+    )
+    kept = paper.split_verdicts(verdicts, tmp_path)
+    assert read_jsonl(kept["naive_agent"]) == [{"job_id": job["job_id"], "verdict": "correct"}]
+    assert read_jsonl(kept["repaired_agent"]) == [{"job_id": job["job_id"], "verdict": "timeout"}]
+
+
+def test_profiling_configs_refuse_to_start_without_every_profile(
+    tmp_path: Path, kernelbench_dir: Path
+) -> None:
+    missing = paper.missing_profiles(kernelbench_dir, paper.PROFILES)
+    committed = {p.name.rsplit("_NVIDIA", 1)[0] for p in paper.PROFILES.glob("*.json")}
+    assert missing and not set(missing) & committed  # exactly the problems without a committed profile
+    assert paper.generate(["profiling_guided"], tmp_path, kernelbench_dir) == 1
+    assert not (tmp_path / "profiling_guided").exists()
+
+
+def test_pass_at_k_is_the_unbiased_best_of_k_estimate() -> None:
+    assert report.pass_at_k(8, 0, 8) == 0.0
+    assert report.pass_at_k(8, 1, 1) == pytest.approx(1 / 8)
+    assert report.pass_at_k(8, 1, 4) == pytest.approx(0.5)
+    assert report.pass_at_k(8, 1, 8) == 1.0
+
+
+def _record(config: str, level: int, verdicts: list[str], **best) -> dict:
+    return {
+        "config": config,
+        "level": level,
+        "candidate_verdicts": verdicts,
+        "candidate_speedups": [1.2 if v == "correct" else None for v in verdicts],
+        "prompt_tokens": 1000,
+        "completion_tokens": 500,
+        "node_seconds": 60.0,
+        **best,
+    }
+
+
+def test_table_counts_strict_correct_fast_1_and_kernelbench_correct_without_custom_work() -> None:
+    records = [
+        _record(
+            "zs",
+            1,
+            ["correct"],
+            correct_strict=True,
+            correct_kernelbench=True,
+            speedup_eager=1.44,
+            speedup_compile=1.21,
+            custom_kernel_share=0.9,
+        ),
+        _record(
+            "zs",
+            1,
+            ["static_reject"],
+            correct_strict=False,
+            correct_kernelbench=True,
+            custom_kernel_share=0.0,
+        ),
+        _record("zs", 2, ["compile_error"], correct_strict=False, correct_kernelbench=False),
+    ]
+    rows = {(r["config"], r["level"]): r for r in report.table_rows(records)}
+    level1, overall = rows[("zs", "1")], rows[("zs", "all")]
+    assert (level1["tasks"], level1["correct_pct"], level1["correct_kernelbench_pct"]) == (2, 50.0, 100.0)
+    assert level1["fast_1_pct"] == 50.0 and level1["geomean_speedup_eager"] == pytest.approx(1.44)
+    assert level1["kernelbench_correct_no_custom_work"] == 1 and level1["median_custom_share"] == 0.9
+    assert overall["tasks"] == 3 and overall["correct_pct"] == pytest.approx(100 / 3)
+    assert overall["tokens_per_task"] == 1500 and overall["seconds_per_task"] == 60.0
+
+
+def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
+    eight = ["wrong_output"] * 7 + ["correct"]
+    _write(
+        tmp_path / "runs" / "profiling_guided_n8" / "results.jsonl",
+        [
+            _record("x", 1, eight, correct_strict=True, speedup_eager=1.2, custom_kernel_share=1.0)
+            | {"task": "a"},
+            _record("x", 1, ["wrong_output"] * 8, correct_strict=False) | {"task": "b"},
+        ],
+    )
+    curve = report.best_of_n(report.load(tmp_path / "runs", ["profiling_guided_n8"]))["profiling_guided_n8"]
+    assert curve["correct"] == pytest.approx([100 * 1 / 16, 100 * 2 / 16, 100 * 4 / 16, 50.0])
+    assert curve["fast_1"] == curve["correct"]
+    out = tmp_path / "out"
+    assert report.write_report(tmp_path / "runs", ["profiling_guided_n8", "zero_shot"], out) == 0
+    assert {"results.jsonl", "summary.json", "table.md", "strategies.png", "best_of_n.png"} <= {
+        p.name for p in out.iterdir()
+    }
+    assert "| profiling_guided_n8 | 2 | 6 | 12 | 25 | 50 |" in (out / "table.md").read_text()
+    assert report.write_report(tmp_path / "empty", ["zero_shot"], tmp_path / "none") == 1
