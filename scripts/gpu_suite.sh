@@ -3,11 +3,13 @@
 #   scripts/gpu_suite.sh [suite|baseline|profiles|throughput|all]   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
-# Measured on the H200 (2026-11-30): suite ~4 min (one ~60 s nvcc build shared by all candidates);
-# throughput cold batch ~6 min, warm repeat ~1 min, plain serial loop of 10 ~6-7 min (one nvcc build
-# each): split it over two calls, e.g.
-#   KG_THROUGHPUT_ARGS='--phases cold,repeat' scripts/gpu_suite.sh throughput
-#   KG_THROUGHPUT_ARGS='--phases serial' scripts/gpu_suite.sh throughput
+# Measured on the H200 (2026-11-30): suite ~4.5 min (one ~60 s nvcc build shared by all candidates);
+# profiles ~10 s per problem (~5 min for all 30); baseline: torch.compile timings for 29 problems ~2.7 min
+# (resumable: it measures only what benchmarks/baselines/h200.json lacks); throughput cold batch ~4.5 min,
+# warm repeat ~1.7 min, plain serial loop of 10 ~9 min (one nvcc build each): split it over calls, e.g.
+#   KG_THROUGHPUT_ARGS='--phases serial --budget-s 470' scripts/gpu_suite.sh throughput
+#   KG_THROUGHPUT_ARGS='--phases cold,repeat,serial --budget-s 500 --serial-resume FIRST.json' \
+#     scripts/gpu_suite.sh throughput
 # then copy the JSON files into benchmarks/results and run
 #   python -m benchmarks.evaluator_throughput --summarize --out-dir benchmarks/results
 # Subsets of the suite: KG_GPU_SUITE_ONLY=correct,side_stream scripts/gpu_suite.sh suite
