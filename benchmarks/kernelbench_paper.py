@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 KERNELBENCH = REPO.parent / "shared" / "kernelbench"
 PROFILES = REPO / "benchmarks" / "profiles"
 SEP = "::"
+ALIASES = "job_aliases.json"
 
 
 @dataclass(frozen=True)
@@ -126,24 +127,46 @@ def generate(names: list[str], runs: Path, kernelbench: Path) -> int:
 
 
 def gather_jobs(runs: Path, out: Path) -> int:
-    """One job file for the GPU host: each run's pending jobs, ids prefixed with the configuration."""
-    lines = []
+    """One job file for the GPU host: each run's pending jobs, ids prefixed with the configuration.
+
+    A candidate identical to one already in the file (same problem, text and settings: iterative
+    refinement's greedy first round repeats zero-shot's) is evaluated once; its id is kept in
+    runs/job_aliases.json, and `split_verdicts` hands the verdict to every copy.
+    """
+    lines: list[dict] = []
+    first: dict[str, str] = {}
+    aliases_path = runs / ALIASES
+    aliases: dict[str, list[str]] = json.loads(aliases_path.read_text()) if aliases_path.exists() else {}
     for name in CONFIGS:
         for job in read_jsonl(run_dir(runs, name) / "jobs.jsonl"):
-            lines.append(job | {"job_id": f"{name}{SEP}{job['job_id']}"})
+            job_id = f"{name}{SEP}{job['job_id']}"
+            same = json.dumps([job.get("problem"), job.get("candidate"), job.get("config")], sort_keys=True)
+            if same in first:
+                copies = aliases.setdefault(first[same], [])
+                if job_id not in copies:
+                    copies.append(job_id)
+                continue
+            first[same] = job_id
+            lines.append(job | {"job_id": job_id})
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    print(f"{len(lines)} jobs -> {out}", file=sys.stderr)
+    runs.mkdir(parents=True, exist_ok=True)
+    aliases_path.write_text(json.dumps(aliases, indent=1))
+    copies = sum(len(v) for k, v in aliases.items() if k in {line["job_id"] for line in lines})
+    print(f"{len(lines)} jobs -> {out} ({copies} identical candidates share their verdicts)", file=sys.stderr)
     return 0
 
 
 def split_verdicts(verdicts: Path, runs: Path) -> dict[str, Path]:
     """Append the GPU host's verdicts to each run's verdicts.jsonl, with the run's own job ids."""
+    aliases_path = runs / ALIASES
+    aliases: dict[str, list[str]] = json.loads(aliases_path.read_text()) if aliases_path.exists() else {}
     by_config: dict[str, list[dict]] = {}
     for line in read_jsonl(verdicts):
-        name, sep, job_id = str(line.get("job_id", "")).partition(SEP)
-        if sep and name in CONFIGS:
-            by_config.setdefault(name, []).append(line | {"job_id": job_id})
+        for full_id in [line.get("job_id", ""), *aliases.get(str(line.get("job_id", "")), [])]:
+            name, sep, job_id = str(full_id).partition(SEP)
+            if sep and name in CONFIGS:
+                by_config.setdefault(name, []).append(line | {"job_id": job_id})
     kept = {}
     for name, lines in by_config.items():
         kept[name] = run_dir(runs, name) / "verdicts.jsonl"

@@ -21,7 +21,7 @@ def test_jobs_of_all_runs_go_out_in_one_file_and_verdicts_come_back_to_their_run
     """Two agent configurations share thread ids; the configuration prefix keeps their verdicts apart."""
     job = {"job_id": "agent:L1/Relu|Relu/r0s0", "problem": {}, "candidate": "x", "config": {}}
     _write(tmp_path / "repaired_agent" / "jobs.jsonl", [job])
-    _write(tmp_path / "naive_agent" / "jobs.jsonl", [job])
+    _write(tmp_path / "naive_agent" / "jobs.jsonl", [job | {"candidate": "y"}])
     out = tmp_path / "all_jobs.jsonl"
     assert paper.gather_jobs(tmp_path, out) == 0
     ids = [line["job_id"] for line in read_jsonl(out)]
@@ -117,3 +117,38 @@ def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
     }
     assert "| profiling_guided_n8 | 2 | 6 | 12 | 25 | 50 |" in (out / "table.md").read_text()
     assert report.write_report(tmp_path / "empty", ["zero_shot"], tmp_path / "none") == 1
+
+
+def test_identical_candidates_are_evaluated_once_and_every_copy_gets_the_verdict(tmp_path: Path) -> None:
+    """Iterative refinement's greedy first round repeats zero-shot's candidates token for token."""
+    job = {
+        "problem": {"name": "Relu", "source": "s"},
+        "candidate": "same text",
+        "config": {"backend": "cuda"},
+    }
+    _write(tmp_path / "zero_shot" / "jobs.jsonl", [job | {"job_id": "zero_shot:L1/Relu|Relu/r0s0"}])
+    _write(
+        tmp_path / "iterative_refinement" / "jobs.jsonl",
+        [
+            job | {"job_id": "iterative_refinement:L1/Relu|Relu/r0s0"},
+            job | {"job_id": "iterative_refinement:L1/Gelu|Gelu/r0s0", "candidate": "other text"},
+        ],
+    )
+    out = tmp_path / "jobs.jsonl"
+    paper.gather_jobs(tmp_path, out)
+    paper.gather_jobs(tmp_path, out)  # gathering twice must not duplicate the aliases
+    ids = [line["job_id"] for line in read_jsonl(out)]
+    assert ids == [
+        "zero_shot::zero_shot:L1/Relu|Relu/r0s0",
+        "iterative_refinement::iterative_refinement:L1/Gelu|Gelu/r0s0",
+    ]
+    verdicts = tmp_path / "verdicts.jsonl"
+    _write(
+        verdicts, [{"job_id": ids[0], "verdict": "wrong_output"}, {"job_id": ids[1], "verdict": "correct"}]
+    )
+    kept = paper.split_verdicts(verdicts, tmp_path)
+    assert [line["verdict"] for line in read_jsonl(kept["zero_shot"])] == ["wrong_output"]
+    assert sorted((line["job_id"], line["verdict"]) for line in read_jsonl(kept["iterative_refinement"])) == [
+        ("iterative_refinement:L1/Gelu|Gelu/r0s0", "correct"),
+        ("iterative_refinement:L1/Relu|Relu/r0s0", "wrong_output"),
+    ]
