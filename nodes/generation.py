@@ -20,6 +20,11 @@ from nodes.prompt_files import build_messages, load_template, render
 from nodes.select import best_of
 
 SOLUTION_CHARS = 3000  # one retrieved solution shown in a prompt, at most
+OMITTED = "# ... (the middle of this example is left out) ..."
+EXAMPLES_DONE = (
+    "The examples above solve other problems. Now write the complete module defining ModelNew for the "
+    "model at the top: one ```python block."
+)
 NAIVE_HISTORY_CHARS = 24_000  # about 7k tokens of replayed conversation, so a 16k context never overflows
 
 
@@ -137,8 +142,12 @@ def _context_section(inp: SampleInput, ctx: Context) -> str:
     plan = inp.get("plan")
     if plan:
         parts.append(f"## Plan\n{_plan_text(plan)}")
-    for example in inp.get("examples") or []:
+    examples = inp.get("examples") or []
+    for example in examples:
         parts.append(_example_text(example, ctx))
+    if examples:
+        # After ~3k tokens of examples the 1.5B model forgets the task and copies the last example.
+        parts.append(EXAMPLES_DONE)
     return "\n\n".join(parts)
 
 
@@ -162,7 +171,21 @@ def _example_text(example: dict[str, Any], ctx: Context) -> str:
     )
     if ctx.backend != "cuda" or not example.get("solution"):
         return head
-    return f"{head}\n```python\n{str(example['solution'])[:SOLUTION_CHARS].rstrip()}\n```"
+    return f"{head}\n```python\n{solution_excerpt(str(example['solution']), SOLUTION_CHARS)}\n```"
+
+
+def solution_excerpt(solution: str, limit: int) -> str:
+    """At most ~`limit` characters of a solution: its head and its tail (ModelNew's wiring), cut at lines.
+
+    A solution cut off mid-statement ends the prompt with half a kernel, and the model completes that
+    instead of answering; the marker says the middle is left out on purpose.
+    """
+    solution = solution.strip()
+    if len(solution) <= limit:
+        return solution
+    head = solution[: 2 * limit // 3].rsplit("\n", 1)[0]
+    tail = solution[-(limit // 3) :].split("\n", 1)[-1]
+    return f"{head}\n{OMITTED}\n{tail}"
 
 
 def _brief_feedback(inp: SampleInput) -> dict[str, Any] | None:

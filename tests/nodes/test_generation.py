@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graph.context import Context
-from nodes.generation import generation_messages, sample_seed
+from nodes.generation import EXAMPLES_DONE, OMITTED, generation_messages, sample_seed, solution_excerpt
 
 TASK = {"name": "T", "level": 1, "problem_id": 1, "source": "class Model: ..."}
 LAST = {"id": "r0s0", "round": 0, "completion": "```python\nclass ModelNew: pass\n```",
@@ -48,6 +48,20 @@ def test_examples_carry_cuda_code_only_for_the_cuda_backend() -> None:
     cpu = generation_messages(inp, Context(backend="cpu"))[-1]["content"]
     assert "relu_kernel" in cuda and "relu_kernel" not in cpu
     assert "Vectorised ReLU" in cpu and "## Plan\nfuse" in cpu
+    assert cuda.endswith(EXAMPLES_DONE) and cpu.endswith(EXAMPLES_DONE)
+    bare = generation_messages(inp | {"examples": []}, Context(backend="cuda"))[-1]["content"]
+    assert EXAMPLES_DONE not in bare
+
+
+def test_a_long_example_keeps_its_head_and_its_modelnew_cut_at_whole_lines() -> None:
+    lines = ['cuda_source = """'] + [f"    acc += a[{i}] * b[{i}];" for i in range(400)]
+    solution = "\n".join([*lines, '"""', "class ModelNew(nn.Module):", "    def forward(self, a, b): ..."])
+    excerpt = solution_excerpt(solution, 3000)
+    assert len(excerpt) <= 3000 + len(OMITTED) + 2
+    head, tail = excerpt.split(f"\n{OMITTED}\n")
+    assert head.startswith("cuda_source") and tail.endswith("def forward(self, a, b): ...")
+    assert all(line in solution.splitlines() for line in head.splitlines() + tail.splitlines())
+    assert solution_excerpt("short", 3000) == "short"
 
 
 def test_seeds_differ_per_sample_and_round_and_follow_the_context_seed() -> None:
