@@ -135,8 +135,7 @@ def gather_jobs(runs: Path, out: Path) -> int:
     """
     lines: list[dict] = []
     first: dict[str, str] = {}
-    aliases_path = runs / ALIASES
-    aliases: dict[str, list[str]] = json.loads(aliases_path.read_text()) if aliases_path.exists() else {}
+    aliases = _aliases(runs)
     for name in CONFIGS:
         for job in read_jsonl(run_dir(runs, name) / "jobs.jsonl"):
             job_id = f"{name}{SEP}{job['job_id']}"
@@ -151,16 +150,21 @@ def gather_jobs(runs: Path, out: Path) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
     runs.mkdir(parents=True, exist_ok=True)
-    aliases_path.write_text(json.dumps(aliases, indent=1))
+    (runs / ALIASES).write_text(json.dumps(aliases, indent=1))
     copies = sum(len(v) for k, v in aliases.items() if k in {line["job_id"] for line in lines})
     print(f"{len(lines)} jobs -> {out} ({copies} identical candidates share their verdicts)", file=sys.stderr)
     return 0
 
 
+def _aliases(runs: Path) -> dict[str, list[str]]:
+    """{evaluated job id: [ids of identical candidates that take its verdict]} (runs/job_aliases.json)."""
+    path = runs / ALIASES
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
 def split_verdicts(verdicts: Path, runs: Path) -> dict[str, Path]:
     """Append the GPU host's verdicts to each run's verdicts.jsonl, with the run's own job ids."""
-    aliases_path = runs / ALIASES
-    aliases: dict[str, list[str]] = json.loads(aliases_path.read_text()) if aliases_path.exists() else {}
+    aliases = _aliases(runs)
     by_config: dict[str, list[dict]] = {}
     for line in read_jsonl(verdicts):
         for full_id in [line.get("job_id", ""), *aliases.get(str(line.get("job_id", "")), [])]:

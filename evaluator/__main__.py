@@ -23,6 +23,13 @@ def _config(args: argparse.Namespace) -> EvalConfig:
     return EvalConfig().replace(**overrides)
 
 
+def _selection(args: argparse.Namespace) -> tuple[list[int] | None, list[int] | None]:
+    """--levels and --ids as lists of numbers (None: no filter)."""
+    levels = [int(x) for x in args.levels.split(",")] if args.levels else None
+    ids = [int(x) for x in args.ids.split(",")] if args.ids else None
+    return levels, ids
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from evaluator.api import evaluate_many
     from evaluator.jobs import finished_ids, parse_jobs
@@ -80,9 +87,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     config = _config(args)
     store = Path(args.out) if args.out else None
     if Path(args.problem).is_dir():
-        levels = [int(x) for x in args.levels.split(",")] if args.levels else None
-        ids = [int(x) for x in args.ids.split(",")] if args.ids else None
-        problems = load_problems(args.problem, levels, ids)
+        problems = load_problems(args.problem, *_selection(args))
         failed = 0
         for problem in problems:
             result = profile_problem(problem, config, store)
@@ -102,9 +107,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from evaluator.problem import load_problems
 
     config = _config(args)
-    levels = [int(x) for x in args.levels.split(",")] if args.levels else None
-    ids = [int(x) for x in args.ids.split(",")] if args.ids else None
-    problems = load_problems(args.root, levels, ids)
+    problems = load_problems(args.root, *_selection(args))
     gpu = device.gpu_name(config.backend)
     known = {} if args.force else baseline.recorded(args.out, gpu, torch.__version__)
     measured = baseline.measure(problems, config, args.budget_s, known)

@@ -20,10 +20,7 @@ def profile_path(store: Path, problem: Problem, gpu: str) -> Path:
 
 def stored_profile(store: Path, problem: Problem, gpu: str) -> dict[str, Any] | None:
     """A profile made earlier (here or on another host: deferred runs read the GPU host's), or None."""
-    path = profile_path(store, problem, gpu)
-    with contextlib.suppress(OSError, json.JSONDecodeError):
-        return {**json.loads(path.read_text()), "cached": True}
-    return None
+    return _read(profile_path(store, problem, gpu))
 
 
 def find_profile(store: Path, problem: Problem) -> dict[str, Any] | None:
@@ -35,8 +32,12 @@ def find_profile(store: Path, problem: Problem) -> dict[str, Any] | None:
     candidates = [here] if here.exists() else sorted(store.glob(f"{problem.key}_*.json"))
     if len(candidates) > 1:
         raise ValueError(f"{store} holds {problem.key} for several GPUs: {[p.name for p in candidates]}")
-    with contextlib.suppress(OSError, json.JSONDecodeError, IndexError):
-        return {**json.loads(candidates[0].read_text()), "cached": True}
+    return _read(candidates[0]) if candidates else None
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    with contextlib.suppress(OSError, json.JSONDecodeError):
+        return {**json.loads(path.read_text()), "cached": True}
     return None
 
 
