@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.runner.jsonl import read_jsonl
-from graph.runner.report import _geomean
+from graph.runner.report import metrics
 
 KS = (1, 2, 4, 8)
 
@@ -40,16 +40,11 @@ def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {
                 "config": config,
                 "level": level,
-                "tasks": n,
-                "correct_pct": 100.0 * len(correct) / n,
-                "correct_kernelbench_pct": 100.0 * sum(bool(r.get("correct_kernelbench")) for r in group) / n,
+                **metrics(group),
                 "kernelbench_correct_no_custom_work": sum(
                     bool(r.get("correct_kernelbench")) and not (r.get("custom_kernel_share") or 0) > 0
                     for r in group
                 ),
-                "fast_1_pct": 100.0 * sum((r.get("speedup_eager") or 0) > 1.0 for r in correct) / n,
-                "geomean_speedup_eager": _geomean([r.get("speedup_eager") for r in correct]),
-                "geomean_speedup_compile": _geomean([r.get("speedup_compile") for r in correct]),
                 "median_custom_share": statistics.median(shares) if shares else None,
                 "tokens_per_task": sum(
                     (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in group

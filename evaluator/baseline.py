@@ -16,11 +16,7 @@ from evaluator.problem import Problem
 
 def lookup(path: str, gpu: str, problem: Problem, torch_version: str | None = None) -> dict[str, Any] | None:
     """The entry for this problem on this GPU (for this torch, or the only torch recorded)."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    per_torch = data.get(gpu) or {}
+    per_torch = _read(path).get(gpu) or {}
     if torch_version is None:
         import torch
 
@@ -90,11 +86,15 @@ def _complete(entry: dict[str, Any] | None) -> bool:
 
 def recorded(path: str, gpu: str, torch_version: str) -> dict[str, dict[str, Any]]:
     """The entries on record for this GPU and torch version (empty when none)."""
+    return dict((_read(path).get(gpu) or {}).get(torch_version) or {})
+
+
+def _read(path: str) -> dict[str, Any]:
+    """The whole baseline file; empty when it is missing or unreadable."""
     try:
-        data = json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError):
         return {}
-    return dict((data.get(gpu) or {}).get(torch_version) or {})
 
 
 def record(path: str, entries: dict[str, dict[str, Any]], gpu: str, torch_version: str) -> None:

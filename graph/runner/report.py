@@ -26,25 +26,25 @@ def summarise(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         groups[(record["strategy"], int(record["level"]))].append(record)
-    rows = []
-    for (strategy, level), group in sorted(groups.items()):
-        correct = [r for r in group if r.get("correct_strict")]
-        rows.append(
-            {
-                "strategy": strategy,
-                "level": level,
-                "tasks": len(group),
-                "compiled_pct": 100.0 * sum(bool(r.get("compiled")) for r in group) / len(group),
-                "correct_pct": 100.0 * len(correct) / len(group),
-                "correct_kernelbench_pct": 100.0
-                * sum(bool(r.get("correct_kernelbench")) for r in group)
-                / len(group),
-                "fast_1_pct": 100.0 * sum((r.get("speedup_eager") or 0) > 1.0 for r in correct) / len(group),
-                "geomean_speedup_eager": _geomean([r.get("speedup_eager") for r in correct]),
-                "geomean_speedup_compile": _geomean([r.get("speedup_compile") for r in correct]),
-            }
-        )
-    return rows
+    return [
+        {"strategy": strategy, "level": level, **metrics(group)}
+        for (strategy, level), group in sorted(groups.items())
+    ]
+
+
+def metrics(group: list[dict[str, Any]]) -> dict[str, Any]:
+    """The table's figures for a group of results lines (one per task): rates in %, geomean speedups."""
+    correct = [r for r in group if r.get("correct_strict")]
+    n = len(group)
+    return {
+        "tasks": n,
+        "compiled_pct": 100.0 * sum(bool(r.get("compiled")) for r in group) / n,
+        "correct_pct": 100.0 * len(correct) / n,
+        "correct_kernelbench_pct": 100.0 * sum(bool(r.get("correct_kernelbench")) for r in group) / n,
+        "fast_1_pct": 100.0 * sum((r.get("speedup_eager") or 0) > 1.0 for r in correct) / n,
+        "geomean_speedup_eager": _geomean([r.get("speedup_eager") for r in correct]),
+        "geomean_speedup_compile": _geomean([r.get("speedup_compile") for r in correct]),
+    }
 
 
 def render(rows: list[dict[str, Any]], title: str = "results per level") -> Table:
