@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|baseline|profiles|throughput|all]   (default: suite)
+#   scripts/gpu_suite.sh [suite|baseline|profiles|throughput|paper|all]   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
 # Measured on the H200 (2026-11-30): suite ~4.5 min (one ~60 s nvcc build shared by all candidates);
@@ -12,6 +12,11 @@
 #     scripts/gpu_suite.sh throughput
 # then copy the JSON files into benchmarks/results and run
 #   python -m benchmarks.evaluator_throughput --summarize --out-dir benchmarks/results
+# paper: one evaluation round of benchmarks/kernelbench_paper.py. Carry the jobs file (and the verdicts of
+# an earlier, cut-off call of the same round to resume it); the call stops itself after KG_PAPER_BUDGET_S:
+#   KG_PAPER_JOBS=.device/paper/jobs.jsonl [KG_PAPER_VERDICTS=.device/paper/verdicts.jsonl] \
+#     scripts/gpu_suite.sh paper        -> $OUT/verdicts.jsonl
+# Profiles of some problems only: KG_PROFILE_ARGS='--levels 3' scripts/gpu_suite.sh profiles
 # Subsets of the suite: KG_GPU_SUITE_ONLY=correct,side_stream scripts/gpu_suite.sh suite
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,8 +43,14 @@ run_baseline() {
 }
 run_profiles() {
   # the references' op-level profiles, for profiling-guided prompts written on hosts without this GPU
-  "$PY" -m evaluator profile ../shared/kernelbench --out "$OUT/profiles" --cache-dir "$CACHE/profiles" 2>&1 \
-    | tee "$OUT/profiles.log"
+  "$PY" -m evaluator profile ../shared/kernelbench --out "$OUT/profiles" --cache-dir "$CACHE/profiles" \
+    ${KG_PROFILE_ARGS:-} 2>&1 | tee -a "$OUT/profiles.log"
+}
+run_paper() {
+  # resumable: job ids already in the verdicts file are not evaluated again
+  [ -n "${KG_PAPER_VERDICTS:-}" ] && [ ! -e "$OUT/verdicts.jsonl" ] && cp "$KG_PAPER_VERDICTS" "$OUT/verdicts.jsonl"
+  timeout -k 20 --signal=INT "${KG_PAPER_BUDGET_S:-540}" "$PY" -m evaluator run "${KG_PAPER_JOBS:?set KG_PAPER_JOBS}" \
+    --out "$OUT/verdicts.jsonl" --cache-dir "$CACHE/paper" 2>&1 | tr '\r' '\n' | tee "$OUT/paper.log"
 }
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
@@ -51,6 +62,7 @@ case "$what" in
   baseline) run_baseline ;;
   profiles) run_profiles ;;
   throughput) run_throughput ;;
+  paper) run_paper ;;
   all) run_suite; run_baseline; run_profiles; run_throughput ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
 esac
