@@ -14,6 +14,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from evaluator.config import EvalConfig
 from graph.runner.jsonl import read_jsonl
 from graph.runner.report import metrics
 
@@ -23,6 +24,29 @@ KS = (1, 2, 4, 8)
 def load(runs: Path, configs: list[str]) -> list[dict[str, Any]]:
     """Every finished task of every configuration, tagged with its configuration."""
     return [r | {"config": name} for name in configs for r in read_jsonl(runs / name / "results.jsonl")]
+
+
+def measured_on(runs: Path, configs: list[str], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Model, GPU, torch and the oracle's settings as the runs recorded them (never assumed)."""
+    verdicts = [v for name in configs for v in read_jsonl(runs / name / "verdicts.jsonl")]
+
+    def seen(key: str) -> str:
+        values = {str(ev[key]) for v in verdicts if (ev := v.get("evidence") or {}).get(key)}
+        return ", ".join(sorted(values))
+
+    model = records[0].get("model") or {}
+    overrides = {
+        json.dumps((r.get("context") or {}).get("eval_overrides") or {}, sort_keys=True) for r in records
+    }
+    settings = ("atol", "rtol", "trials", "signed_trial", "allow_tf32", "min_custom_share", "timing_trials",
+                "reference_compile")
+    oracles = [EvalConfig().replace(**json.loads(o)) for o in sorted(overrides)]
+    return {
+        "model": f"{model.get('name', '?')} {model.get('quantisation', '')}".strip(),
+        "gpu": seen("gpu") or "?",
+        "torch": seen("torch") or "not recorded",
+        "oracle": [{k: getattr(c, k) for k in settings} for c in oracles],
+    }
 
 
 def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -97,13 +121,20 @@ def markdown(rows: list[dict[str, Any]], curves: dict[str, Any], meta: dict[str,
     def fmt(v: float | None, spec: str = ".2f", unit: str = "x") -> str:
         return "-" if v is None else f"{v:{spec}}{unit}"
 
+    oracle = "; ".join(
+        f"fp32 atol {o['atol']:g}, rtol {o['rtol']:g}, {o['trials']} seeded trials"
+        f"{' plus a signed-input trial' if o['signed_trial'] else ''}, TF32 "
+        f"{'on' if o['allow_tf32'] else 'off'}, custom kernels at least {o['min_custom_share']:.0%} of GPU "
+        f"time; timing: CUDA events with an L2 flush, median of {o['timing_trials']} trials, against eager "
+        f"and torch.compile ({o['reference_compile'].replace('_', ' ')})"
+        for o in meta["oracle"]
+    )
     lines = [
         "# The paper's experiment, measured",
         "",
-        f"Model {meta['model']}; GPU {meta['gpu']}; correctness: the evaluator's strict verdict (fp32 "
-        "atol = rtol = 1e-4, 5 seeded trials plus a signed-input trial, KernelBench-compatible rate beside "
-        "it); timing: CUDA events, L2 flush, median of 100 trials, against eager and torch.compile in the "
-        "same process. `tasks` counts the finished tasks of each configuration.",
+        f"Model {meta['model']}; GPU {meta['gpu']}; torch {meta['torch']}. Correctness: the evaluator's "
+        f"strict verdict ({oracle}); the KernelBench-compatible rate beside it. `tasks` counts the finished "
+        "tasks of each configuration.",
         "",
         "| config | level | tasks | correct % | correct (KB) % | KB-correct, no custom work | fast_1 % "
         "| speedup vs eager | speedup vs compile | custom share | tokens / task | s / task |",
@@ -179,11 +210,7 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
         return 1
     out_dir.mkdir(parents=True, exist_ok=True)
     rows, curves = table_rows(records), best_of_n(records)
-    model = records[0].get("model") or {}
-    meta = {
-        "model": f"{model.get('name', '?')} {model.get('quantization', '')}".strip(),
-        "gpu": "NVIDIA H200, torch 2.11",
-    }
+    meta = measured_on(runs, configs, records)
     (out_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     (out_dir / "summary.json").write_text(
         json.dumps({"meta": meta, "rows": rows, "best_of_n": curves}, indent=1)

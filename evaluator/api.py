@@ -269,6 +269,7 @@ def _verdict(
             "seconds": {k: round(v, 3) for k, v in st.seconds.items()},
             "backend": st.config.backend,
             "gpu": device.gpu_name(st.config.backend),
+            "torch": _torch_version(),
             "problem": st.job.problem.key,
         },
         "log_tail": log_tail,

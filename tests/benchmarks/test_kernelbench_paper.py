@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,13 +38,18 @@ def test_jobs_of_all_runs_go_out_in_one_file_and_verdicts_come_back_to_their_run
 
 
 def test_profiling_configs_refuse_to_start_without_every_profile(
-    tmp_path: Path, kernelbench_dir: Path
+    tmp_path: Path, kernelbench_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    missing = paper.missing_profiles(kernelbench_dir, paper.PROFILES)
-    committed = {p.name.rsplit("_NVIDIA", 1)[0] for p in paper.PROFILES.glob("*.json")}
-    assert missing and not set(missing) & committed  # exactly the problems without a committed profile
-    assert paper.generate(["profiling_guided"], tmp_path, kernelbench_dir) == 1
-    assert not (tmp_path / "profiling_guided").exists()
+    assert paper.missing_profiles(kernelbench_dir, paper.PROFILES) == []  # the committed store is complete
+    store = tmp_path / "profiles"
+    shutil.copytree(paper.PROFILES, store)
+    dropped = sorted(store.glob("l3_p4_*.json"))
+    assert len(dropped) == 1
+    dropped[0].unlink()
+    monkeypatch.setattr(paper, "PROFILES", store)
+    assert paper.missing_profiles(kernelbench_dir, store) == [dropped[0].name.rsplit("_NVIDIA", 1)[0]]
+    assert paper.generate(["profiling_guided"], tmp_path / "runs", kernelbench_dir) == 1
+    assert not (tmp_path / "runs" / "profiling_guided").exists()
 
 
 def test_pass_at_k_is_the_unbiased_best_of_k_estimate() -> None:
@@ -107,6 +113,10 @@ def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
             _record("x", 1, ["wrong_output"] * 8, correct_strict=False) | {"task": "b"},
         ],
     )
+    _write(
+        tmp_path / "runs" / "profiling_guided_n8" / "verdicts.jsonl",
+        [{"job_id": "j", "verdict": "correct", "evidence": {"gpu": "NVIDIA H200", "torch": "2.11.0+cu130"}}],
+    )
     curve = report.best_of_n(report.load(tmp_path / "runs", ["profiling_guided_n8"]))["profiling_guided_n8"]
     assert curve["correct"] == pytest.approx([100 * 1 / 16, 100 * 2 / 16, 100 * 4 / 16, 50.0])
     assert curve["fast_1"] == curve["correct"]
@@ -115,7 +125,10 @@ def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
     assert {"results.jsonl", "summary.json", "table.md", "strategies.png", "best_of_n.png"} <= {
         p.name for p in out.iterdir()
     }
-    assert "| profiling_guided_n8 | 2 | 6 | 12 | 25 | 50 |" in (out / "table.md").read_text()
+    table = (out / "table.md").read_text()
+    assert "| profiling_guided_n8 | 2 | 6 | 12 | 25 | 50 |" in table
+    assert "GPU NVIDIA H200; torch 2.11.0+cu130" in table  # what the verdicts recorded, not assumed
+    assert "fp32 atol 0.0001, rtol 0.0001, 5 seeded trials plus a signed-input trial, TF32 off" in table
     assert report.write_report(tmp_path / "empty", ["zero_shot"], tmp_path / "none") == 1
 
 
