@@ -114,3 +114,9 @@ def test_use_model_swaps_and_restores(model: LlamaCppModel) -> None:
         assert shared_model().chat(_ask("x")).text == "scripted"
         assert model_info()["scripted"] is True
     assert shared_model() is model
+
+
+def test_decoding_uses_every_core(model: LlamaCppModel) -> None:
+    """llama-cpp-python alone decodes on half the cores; the model asks for all of them."""
+    assert llm.cpu_threads() >= 1
+    assert model._llama.n_threads == llm.cpu_threads()
