@@ -126,8 +126,11 @@ def generate(names: list[str], runs: Path, kernelbench: Path) -> int:
     return 1 if failed else 0
 
 
-def gather_jobs(runs: Path, out: Path) -> int:
+def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
     """One job file for the GPU host: each run's pending jobs, ids prefixed with the configuration.
+
+    A job the run already holds a verdict for is left out, so a run still generating its next round
+    (its jobs.jsonl is the last round's until it pauses) costs the GPU host nothing.
 
     A candidate identical to one already in the file (same problem, text and settings: iterative
     refinement's greedy first round repeats zero-shot's) is evaluated once; its id is kept in
@@ -136,8 +139,11 @@ def gather_jobs(runs: Path, out: Path) -> int:
     lines: list[dict] = []
     first: dict[str, str] = {}
     aliases = _aliases(runs)
-    for name in CONFIGS:
+    for name in names or list(CONFIGS):
+        answered = {v.get("job_id") for v in read_jsonl(run_dir(runs, name) / "verdicts.jsonl")}
         for job in read_jsonl(run_dir(runs, name) / "jobs.jsonl"):
+            if job["job_id"] in answered:
+                continue
             job_id = f"{name}{SEP}{job['job_id']}"
             same = json.dumps([job.get("problem"), job.get("candidate"), job.get("config")], sort_keys=True)
             if same in first:
@@ -212,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("generate", help="start or continue runs on this host (CPU)")
     p.add_argument("configs", nargs="*", help=f"default: all of {', '.join(CONFIGS)}")
     p = sub.add_parser("jobs", help="gather every paused run's jobs into one file")
+    p.add_argument("configs", nargs="*", help=f"default: all of {', '.join(CONFIGS)}")
     p.add_argument("--out", required=True)
     p = sub.add_parser("resume", help="hand the GPU host's verdicts back and continue the runs")
     p.add_argument("verdicts")
@@ -220,12 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results" / "paper"))
     args = parser.parse_args(argv)
     runs = Path(args.runs)
+    if unknown := [c for c in getattr(args, "configs", []) if c not in CONFIGS]:
+        parser.error(f"unknown configuration {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
     if args.cmd == "generate":
-        if unknown := [c for c in args.configs if c not in CONFIGS]:
-            parser.error(f"unknown configuration {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
         return generate(list(args.configs) or list(CONFIGS), runs, Path(args.kernelbench))
     if args.cmd == "jobs":
-        return gather_jobs(runs, Path(args.out))
+        return gather_jobs(runs, Path(args.out), list(args.configs))
     if args.cmd == "resume":
         return resume(Path(args.verdicts), runs)
     if args.cmd == "status":

@@ -35,6 +35,11 @@ def test_jobs_of_all_runs_go_out_in_one_file_and_verdicts_come_back_to_their_run
     kept = paper.split_verdicts(verdicts, tmp_path)
     assert read_jsonl(kept["naive_agent"]) == [{"job_id": job["job_id"], "verdict": "correct"}]
     assert read_jsonl(kept["repaired_agent"]) == [{"job_id": job["job_id"], "verdict": "timeout"}]
+    # answered jobs never go out again (a run still generating its next round keeps the old jobs.jsonl)
+    _write(tmp_path / "zero_shot" / "jobs.jsonl", [job | {"job_id": "zero_shot:L1/Relu|Relu/r0s0"}])
+    assert paper.gather_jobs(tmp_path, out) == 0
+    assert [line["job_id"] for line in read_jsonl(out)] == ["zero_shot::zero_shot:L1/Relu|Relu/r0s0"]
+    assert paper.gather_jobs(tmp_path, out, ["naive_agent"]) == 0 and read_jsonl(out) == []
 
 
 def test_profiling_configs_refuse_to_start_without_every_profile(
