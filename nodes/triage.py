@@ -34,6 +34,9 @@ _ERROR_LINE = re.compile(
 _WARNING = re.compile(r"\b(warning|note)\b", re.IGNORECASE)
 _PATH = re.compile(r"(?<![\w.])/(?:[^\s:'\"()]+/)+")  # a build directory in front of a file name
 _QUOTED_SOURCE = re.compile(r"^\s*\d+\s+\|\s")  # gcc's "   19 |     code" line under an error
+_NVCC_ERROR = re.compile(r"\.cu\(\d+\): error")  # nvcc quotes the source line under it, unnumbered
+_BUILD_ECHO = re.compile(r"^(RuntimeError: Error building extension '[^']*').*")  # then the whole command
+_COMPILER_ERROR = re.compile(r"\berror\b")  # the compiler's own lines; "RuntimeError" is torch's summary
 
 # Field order is the model's reasoning order (llama.cpp's grammar keeps it): the reference's math for one
 # element, the kernel's, then the one line that fixes the difference.
@@ -50,6 +53,11 @@ RULES: list[tuple[re.Pattern[str], str, str]] = [
      "Add `from torch.utils.cpp_extension import load_inline` at the top of the module."),
     (re.compile(r"name '(\w+)' is not defined"), "undefined_name",
      "`{0}` is used but never defined or imported: define or import it before use, or stop using it."),
+    (re.compile(r"main\.cpp:\d+:\d+: error: [‘'](\w+)[’'] was not declared in this scope\n[^\n]*m\.def\("),
+     "functions_mismatch",
+     "load_inline's functions=[\"{0}\"] names a function that cpp_sources does not declare: declare it "
+     "there with the signature of the host function in your CUDA source (e.g. `torch::Tensor {0}(torch::"
+     "Tensor x);`), or list the name that is declared."),
     (re.compile(r"[‘'](\w+)[’'] was not declared in this scope|identifier \"(\w+)\" is undefined"),
      "undeclared",
      "`{0}` is not declared in your C++/CUDA code: write that operation out yourself (e.g. `a + b`, "
@@ -72,14 +80,17 @@ def real_error(verdict: dict[str, Any]) -> str:
 
     Warnings, notes and build chatter are dropped and build paths cut to the file name.
     """
-    lines = [_PATH.sub("", line.rstrip()) for line in str(verdict.get("log_tail") or "").splitlines()
-             if line.strip()]
+    lines = [_BUILD_ECHO.sub(r"\1", _PATH.sub("", line.rstrip()))
+             for line in str(verdict.get("log_tail") or "").splitlines() if line.strip()]
     picked: list[str] = []
     for i, line in enumerate(lines):
         if _ERROR_LINE.search(line) and not _WARNING.search(line):
             picked.append(line.strip())
-            if i + 1 < len(lines) and _QUOTED_SOURCE.match(lines[i + 1]):
-                picked.append(lines[i + 1].strip())
+            after = lines[i + 1] if i + 1 < len(lines) else ""
+            if _QUOTED_SOURCE.match(after) or (
+                _NVCC_ERROR.search(line) and not _ERROR_LINE.search(after) and after.strip() != "^"
+            ):
+                picked.append(after.strip())
     text = "\n".join(dict.fromkeys(picked or [line.strip() for line in lines[-5:]]))
     evidence = evidence_text(verdict.get("evidence") or {})
     return "\n".join(part for part in (text[:ERROR_CHARS], evidence) if part)
@@ -153,7 +164,10 @@ def rule_feedback(verdict: dict[str, Any], code: str = "") -> dict[str, str] | N
             names = [g for g in match.groups() if g]
             return {"category": category, "instruction": instruction.format(*names)}
     if kind == "compile_error":
-        first = error.splitlines()[0] if error else "see the log"
+        lines = error.splitlines()
+        at = next((i for i, line in enumerate(lines) if _COMPILER_ERROR.search(line)), 0)
+        first = " at: ".join(lines[at:at + 2]) if lines[at + 1:at + 2] and not _ERROR_LINE.search(
+            lines[at + 1]) else (lines[at] if lines else "see the log")
         return {
             "category": "compile_error",
             "instruction": f"Fix this compile error and change nothing else: {first[:300]}",

@@ -29,6 +29,47 @@ def test_an_undeclared_identifier_gets_write_it_yourself() -> None:
     assert feedback["category"] == "undeclared" and "`blockDim_x` is not declared" in feedback["instruction"]
 
 
+# torch 2.11 on the H200: the build command is echoed twice around nvcc's error (paths shortened).
+NVCC_LOG = """\
+RuntimeError: Error building extension 'matmul_ext': [1/3] /usr/local/cuda/bin/nvcc -MD -MF cuda.cuda.o.d \
+-DTORCH_EXTENSION_NAME=matmul_ext -isystem /opt/torch/include -gencode=arch=compute_90a,code=sm_90a \
+--compiler-options '-fPIC' -std=c++17 -c /tmp/cache/builds/matmul_ext_fa13/cuda.cu -o cuda.cuda.o
+FAILED: [code=2] cuda.cuda.o
+/usr/local/cuda/bin/nvcc -MD -DTORCH_EXTENSION_NAME=matmul_ext -c /tmp/b/cuda.cu -o cuda.cuda.o
+/tmp/cache/builds/matmul_ext_fa13/cuda.cu(9): error: expression must have arithmetic or unscoped enum type
+      if (i < M * N) C[i] = A[i] * s;
+                                   ^
+
+1 error detected in the compilation of "/tmp/cache/builds/matmul_ext_fa13/cuda.cu".
+[2/3] /opt/gcc/bin/g++ -MMD -MF main.o.d -DTORCH_EXTENSION_NAME=matmul_ext -c /tmp/b/main.cpp -o main.o
+ninja: build stopped: subcommand failed.
+"""
+
+
+def test_nvcc_error_comes_with_its_source_line_and_without_the_echoed_command() -> None:
+    error = real_error(v("compile_error", NVCC_LOG))
+    assert error.splitlines()[:3] == [
+        "RuntimeError: Error building extension 'matmul_ext'",
+        "cuda.cu(9): error: expression must have arithmetic or unscoped enum type",
+        "if (i < M * N) C[i] = A[i] * s;",
+    ]
+    assert "nvcc" not in error and "-isystem" not in error
+    assert rule_feedback(v("compile_error", NVCC_LOG))["instruction"] == (
+        "Fix this compile error and change nothing else: cuda.cu(9): error: expression must have "
+        "arithmetic or unscoped enum type at: if (i < M * N) C[i] = A[i] * s;"
+    )
+
+
+def test_a_function_listed_for_load_inline_but_never_declared() -> None:
+    log = ("RuntimeError: Error building extension 'add_ext': [1/3] g++ -c main.cpp\n"
+           "/tmp/b/main.cpp: In function 'void pybind11_init_add_ext(pybind11::module_&)':\n"
+           "/tmp/b/main.cpp:4:47: error: ‘add_cuda’ was not declared in this scope\n"
+           '    4 | m.def("add_cuda", torch::wrap_pybind_function(add_cuda), "add_cuda");\n')
+    feedback = rule_feedback(v("compile_error", log))
+    assert feedback["category"] == "functions_mismatch"
+    assert 'functions=["add_cuda"]' in feedback["instruction"]
+
+
 # From a real run of the 1.5B model on the cpu backend (paths shortened).
 GCC_LOG = """c++ -MMD -MF main.o.d -fPIC -O3 -fopenmp -c /root/.cache/kg/builds/ext_c41e/main.cpp -o main.o
 /root/.cache/kg/builds/ext_c41e/main.cpp: In function 'at::Tensor fused(at::Tensor, float)':
