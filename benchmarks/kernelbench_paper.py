@@ -118,6 +118,8 @@ def generate(names: list[str], runs: Path, kernelbench: Path) -> int:
         out = run_dir(runs, name)
         if (out / "run.json").exists():
             cmd = ["--resume", str(out)]
+            if (out / "verdicts.jsonl").exists():  # verdicts handed back earlier continue their graphs
+                cmd += ["--results", str(out / "verdicts.jsonl")]
         else:
             cmd = [*config.args, "--kernelbench-dir", str(kernelbench), "--backend", "cuda"]
             cmd += ["--evaluator", "deferred", "--out", str(out)]
@@ -203,8 +205,11 @@ def status(runs: Path) -> int:
             print(f"{name:<22} not started")
             continue
         done = len(read_jsonl(out / "results.jsonl"))
-        waiting = len(read_jsonl(out / "jobs.jsonl"))
-        print(f"{name:<22} {done:>3} finished, {waiting:>3} jobs waiting for the GPU host")
+        answered = {v.get("job_id") for v in read_jsonl(out / "verdicts.jsonl")}
+        jobs = [j["job_id"] for j in read_jsonl(out / "jobs.jsonl")]
+        waiting = sum(j not in answered for j in jobs)
+        print(f"{name:<22} {done:>3} finished, {waiting:>3} jobs waiting for the GPU host, "
+              f"{len(jobs) - waiting:>3} answered (generate continues them)")
     return 0
 
 

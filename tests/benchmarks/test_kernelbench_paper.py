@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,20 @@ def test_identical_candidates_are_evaluated_once_and_every_copy_gets_the_verdict
         ("iterative_refinement:L1/Gelu|Gelu/r0s0", "correct"),
         ("iterative_refinement:L1/Relu|Relu/r0s0", "wrong_output"),
     ]
+
+
+def test_generate_continues_a_run_with_the_verdicts_handed_back(
+    tmp_path: Path, kernelbench_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[list[str]] = []
+    def run(cmd: list[str]) -> subprocess.CompletedProcess:
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(paper.subprocess, "run", run)
+    _write(tmp_path / "zero_shot" / "run.json", [{}])
+    assert paper.generate(["zero_shot"], tmp_path, kernelbench_dir) == 0
+    assert calls[-1][2:4] == ["--resume", str(tmp_path / "zero_shot")] and "--results" not in calls[-1]
+    _write(tmp_path / "zero_shot" / "verdicts.jsonl", [{"job_id": "j", "verdict": "correct"}])
+    assert paper.generate(["zero_shot"], tmp_path, kernelbench_dir) == 0
+    assert calls[-1][4:6] == ["--results", str(tmp_path / "zero_shot" / "verdicts.jsonl")]
