@@ -203,7 +203,8 @@ def plots(rows: list[dict[str, Any]], curves: dict[str, Any], out_dir: Path) -> 
 
 
 def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
-    """Raw lines, summary JSON, Markdown table and PNGs into `out_dir`; 1 when nothing has finished yet."""
+    """Raw lines (finished tasks, and every verdict so far), summary JSON, Markdown table and PNGs into
+    `out_dir`; 1 when nothing has finished yet."""
     records = load(runs, configs)
     if not records:
         print(f"no finished tasks under {runs} yet", flush=True)
@@ -212,6 +213,11 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
     rows, curves = table_rows(records), best_of_n(records)
     meta = measured_on(runs, configs, records)
     (out_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    for name in configs:  # every candidate's verdict so far, finished tasks or not (one line per job)
+        if lines := {v["job_id"]: v for v in read_jsonl(runs / name / "verdicts.jsonl") if "job_id" in v}:
+            (out_dir / "verdicts").mkdir(exist_ok=True)
+            text = "".join(json.dumps(v) + "\n" for v in lines.values())
+            (out_dir / "verdicts" / f"{name}.jsonl").write_text(text)
     (out_dir / "summary.json").write_text(
         json.dumps({"meta": meta, "rows": rows, "best_of_n": curves}, indent=1)
     )

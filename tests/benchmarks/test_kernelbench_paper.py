@@ -131,6 +131,7 @@ def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
     assert {"results.jsonl", "summary.json", "table.md", "strategies.png", "best_of_n.png"} <= {
         p.name for p in out.iterdir()
     }
+    assert read_jsonl(out / "verdicts" / "profiling_guided_n8.jsonl")[0]["verdict"] == "correct"
     table = (out / "table.md").read_text()
     assert "| profiling_guided_n8 | 2 | 6 | 12 | 25 | 50 |" in table
     assert "GPU NVIDIA H200; torch 2.11.0+cu130" in table  # what the verdicts recorded, not assumed
