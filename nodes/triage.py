@@ -164,10 +164,11 @@ def rule_feedback(verdict: dict[str, Any], code: str = "") -> dict[str, str] | N
             names = [g for g in match.groups() if g]
             return {"category": category, "instruction": instruction.format(*names)}
     if kind == "compile_error":
-        lines = error.splitlines()
+        lines = error.splitlines() or ["see the log"]
         at = next((i for i, line in enumerate(lines) if _COMPILER_ERROR.search(line)), 0)
-        first = " at: ".join(lines[at:at + 2]) if lines[at + 1:at + 2] and not _ERROR_LINE.search(
-            lines[at + 1]) else (lines[at] if lines else "see the log")
+        first = lines[at]
+        if at + 1 < len(lines) and not _ERROR_LINE.search(lines[at + 1]):  # the source line it quotes
+            first += f" at: {lines[at + 1]}"
         return {
             "category": "compile_error",
             "instruction": f"Fix this compile error and change nothing else: {first[:300]}",
