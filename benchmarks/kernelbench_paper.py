@@ -142,9 +142,9 @@ def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
     first: dict[str, str] = {}
     aliases = _aliases(runs)
     for name in names or list(CONFIGS):
-        answered = {v.get("job_id") for v in read_jsonl(run_dir(runs, name) / "verdicts.jsonl")}
+        done = answered(run_dir(runs, name))
         for job in read_jsonl(run_dir(runs, name) / "jobs.jsonl"):
-            if job["job_id"] in answered:
+            if job["job_id"] in done:
                 continue
             job_id = f"{name}{SEP}{job['job_id']}"
             same = json.dumps([job.get("problem"), job.get("candidate"), job.get("config")], sort_keys=True)
@@ -162,6 +162,11 @@ def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
     copies = sum(len(v) for k, v in aliases.items() if k in {line["job_id"] for line in lines})
     print(f"{len(lines)} jobs -> {out} ({copies} identical candidates share their verdicts)", file=sys.stderr)
     return 0
+
+
+def answered(run: Path) -> set[str]:
+    """Job ids (the run's own) that the run's verdicts.jsonl already answers."""
+    return {str(v["job_id"]) for v in read_jsonl(run / "verdicts.jsonl") if "job_id" in v}
 
 
 def _aliases(runs: Path) -> dict[str, list[str]]:
@@ -188,13 +193,9 @@ def split_verdicts(verdicts: Path, runs: Path) -> dict[str, Path]:
     return kept
 
 
-def resume(verdicts: Path, runs: Path) -> int:
+def resume(verdicts: Path, runs: Path, kernelbench: Path) -> int:
     """Hand the verdicts back and continue each run they belong to (its next round generates here)."""
-    failed = 0
-    for name, kept in split_verdicts(verdicts, runs).items():
-        cmd = [sys.executable, str(REPO / "run.py"), "--resume", str(run_dir(runs, name))]
-        failed += subprocess.run([*cmd, "--results", str(kept), "--no-live"]).returncode != 0
-    return 1 if failed else 0
+    return generate(list(split_verdicts(verdicts, runs)), runs, kernelbench)
 
 
 def status(runs: Path) -> int:
@@ -205,9 +206,9 @@ def status(runs: Path) -> int:
             print(f"{name:<22} not started")
             continue
         done = len(read_jsonl(out / "results.jsonl"))
-        answered = {v.get("job_id") for v in read_jsonl(out / "verdicts.jsonl")}
+        have = answered(out)
         jobs = [j["job_id"] for j in read_jsonl(out / "jobs.jsonl")]
-        waiting = sum(j not in answered for j in jobs)
+        waiting = sum(j not in have for j in jobs)
         print(f"{name:<22} {done:>3} finished, {waiting:>3} jobs waiting for the GPU host, "
               f"{len(jobs) - waiting:>3} answered (generate continues them)")
     return 0
@@ -239,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "jobs":
         return gather_jobs(runs, Path(args.out), list(args.configs))
     if args.cmd == "resume":
-        return resume(Path(args.verdicts), runs)
+        return resume(Path(args.verdicts), runs, Path(args.kernelbench))
     if args.cmd == "status":
         return status(runs)
     from benchmarks.paper_report import write_report

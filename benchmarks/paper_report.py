@@ -26,9 +26,17 @@ def load(runs: Path, configs: list[str]) -> list[dict[str, Any]]:
     return [r | {"config": name} for name in configs for r in read_jsonl(runs / name / "results.jsonl")]
 
 
-def measured_on(runs: Path, configs: list[str], records: list[dict[str, Any]]) -> dict[str, Any]:
+def verdicts(runs: Path, configs: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each configuration's verdicts so far, one per job (the last one handed back)."""
+    by_config = {}
+    for name in configs:
+        last = {v["job_id"]: v for v in read_jsonl(runs / name / "verdicts.jsonl") if "job_id" in v}
+        by_config[name] = list(last.values())
+    return by_config
+
+
+def measured_on(verdicts: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
     """Model, GPU, torch and the oracle's settings as the runs recorded them (never assumed)."""
-    verdicts = [v for name in configs for v in read_jsonl(runs / name / "verdicts.jsonl")]
 
     def seen(key: str) -> str:
         values = {str(ev[key]) for v in verdicts if (ev := v.get("evidence") or {}).get(key)}
@@ -211,13 +219,13 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
         return 1
     out_dir.mkdir(parents=True, exist_ok=True)
     rows, curves = table_rows(records), best_of_n(records)
-    meta = measured_on(runs, configs, records)
+    by_config = verdicts(runs, configs)
+    meta = measured_on([v for lines in by_config.values() for v in lines], records)
     (out_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    for name in configs:  # every candidate's verdict so far, finished tasks or not (one line per job)
-        if lines := {v["job_id"]: v for v in read_jsonl(runs / name / "verdicts.jsonl") if "job_id" in v}:
+    for name, lines in by_config.items():  # every candidate's verdict so far, finished tasks or not
+        if lines:
             (out_dir / "verdicts").mkdir(exist_ok=True)
-            text = "".join(json.dumps(v) + "\n" for v in lines.values())
-            (out_dir / "verdicts" / f"{name}.jsonl").write_text(text)
+            (out_dir / "verdicts" / f"{name}.jsonl").write_text("".join(json.dumps(v) + "\n" for v in lines))
     (out_dir / "summary.json").write_text(
         json.dumps({"meta": meta, "rows": rows, "best_of_n": curves}, indent=1)
     )

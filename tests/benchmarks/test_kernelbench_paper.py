@@ -189,3 +189,7 @@ def test_generate_continues_a_run_with_the_verdicts_handed_back(
     _write(tmp_path / "zero_shot" / "verdicts.jsonl", [{"job_id": "j", "verdict": "correct"}])
     assert paper.generate(["zero_shot"], tmp_path, kernelbench_dir) == 0
     assert calls[-1][4:6] == ["--results", str(tmp_path / "zero_shot" / "verdicts.jsonl")]
+    # resume = hand the GPU host's verdicts to their run, then the same continuation
+    _write(tmp_path / "gpu.jsonl", [{"job_id": "zero_shot::k", "verdict": "timeout"}])
+    assert paper.resume(tmp_path / "gpu.jsonl", tmp_path, kernelbench_dir) == 0
+    assert calls[-1] == calls[-2] and paper.answered(tmp_path / "zero_shot") == {"j", "k"}
