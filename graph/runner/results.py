@@ -77,6 +77,8 @@ def build_result(
         candidates=len(candidates),
         candidate_verdicts=[(c.get("verdict") or {}).get("verdict") for c in candidates],
         candidate_speedups=[(c.get("verdict") or {}).get("speedup_eager") for c in candidates],
+        candidate_kernelbench=[bool((c.get("verdict") or {}).get("correct_kernelbench")) for c in candidates],
+        candidate_custom_shares=[(c.get("verdict") or {}).get("custom_kernel_share") for c in candidates],
         rounds=values.get("round"),
         prompt_tokens=sum(int(e.get("prompt_tokens") or 0) for e in events),
         completion_tokens=sum(int(e.get("completion_tokens") or 0) for e in events),

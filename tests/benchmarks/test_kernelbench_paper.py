@@ -71,6 +71,8 @@ def _record(config: str, level: int, verdicts: list[str], **best) -> dict:
         "level": level,
         "candidate_verdicts": verdicts,
         "candidate_speedups": [1.2 if v == "correct" else None for v in verdicts],
+        "candidate_kernelbench": [v == "correct" for v in verdicts],
+        "candidate_custom_shares": [1.0 if v == "correct" else None for v in verdicts],
         "prompt_tokens": 1000,
         "completion_tokens": 500,
         "node_seconds": 60.0,
@@ -111,12 +113,15 @@ def test_table_counts_strict_correct_fast_1_and_kernelbench_correct_without_cust
 
 def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
     eight = ["wrong_output"] * 7 + ["correct"]
+    copied = _record("x", 1, ["static_reject"] * 8, correct_strict=False) | {"task": "b"}
+    copied["candidate_kernelbench"] = [True, True] + [False] * 6  # the reference, renamed: no custom work
+    copied["candidate_custom_shares"] = [0.0, 0.0] + [None] * 6
     _write(
         tmp_path / "runs" / "profiling_guided_n8" / "results.jsonl",
         [
             _record("x", 1, eight, correct_strict=True, speedup_eager=1.2, custom_kernel_share=1.0)
             | {"task": "a"},
-            _record("x", 1, ["wrong_output"] * 8, correct_strict=False) | {"task": "b"},
+            copied,
         ],
     )
     _write(
@@ -125,7 +130,11 @@ def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
     )
     curve = report.best_of_n(report.load(tmp_path / "runs", ["profiling_guided_n8"]))["profiling_guided_n8"]
     assert curve["correct"] == pytest.approx([100 * 1 / 16, 100 * 2 / 16, 100 * 4 / 16, 50.0])
-    assert curve["fast_1"] == curve["correct"]
+    assert curve["fast_1"] == curve["correct"] == curve["kernelbench_custom_work"]
+    two_of_eight = [1 - 6 / 8, 1 - 15 / 28, 1 - 15 / 70, 1.0]  # task b: 2 KB-correct of 8
+    assert curve["correct_kernelbench"] == pytest.approx(
+        [100 * (a + b) / 2 for a, b in zip([1 / 8, 2 / 8, 4 / 8, 1.0], two_of_eight, strict=True)]
+    )
     out = tmp_path / "out"
     assert report.write_report(tmp_path / "runs", ["profiling_guided_n8", "zero_shot"], out) == 0
     assert {"results.jsonl", "summary.json", "table.md", "strategies.png", "best_of_n.png"} <= {
@@ -133,7 +142,8 @@ def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
     }
     assert read_jsonl(out / "verdicts" / "profiling_guided_n8.jsonl")[0]["verdict"] == "correct"
     table = (out / "table.md").read_text()
-    assert "| profiling_guided_n8 | 2 | 6 | 12 | 25 | 50 |" in table
+    assert "| profiling_guided_n8 | 2 | 8 | 50 | 100 | 50 | 50 |" in table
+    assert "| profiling_guided_n8 | 2 | 1 | 6 | 19 | 6 | 6 |" in table
     assert "GPU NVIDIA H200; torch 2.11.0+cu130" in table  # what the verdicts recorded, not assumed
     assert "fp32 atol 0.0001, rtol 0.0001, 5 seeded trials plus a signed-input trial, TF32 off" in table
     assert report.write_report(tmp_path / "empty", ["zero_shot"], tmp_path / "none") == 1
@@ -178,6 +188,7 @@ def test_generate_continues_a_run_with_the_verdicts_handed_back(
     tmp_path: Path, kernelbench_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[list[str]] = []
+
     def run(cmd: list[str]) -> subprocess.CompletedProcess:
         calls.append(cmd)
         return subprocess.CompletedProcess(cmd, 0)

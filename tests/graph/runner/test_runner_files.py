@@ -36,6 +36,7 @@ def test_results_are_written_once_per_task_and_strategy(tmp_path) -> None:
             "compiled": True,
             "speedup_eager": 1.5,
             "speedup_compile": 0.9,
+            "custom_kernel_share": 0.8,
         },
     }
     values = {
@@ -57,6 +58,7 @@ def test_results_are_written_once_per_task_and_strategy(tmp_path) -> None:
     assert line["verdict"] == "correct" and line["speedup_eager"] == 1.5 and line["best_id"] == "r0s1"
     assert line["candidate_verdicts"] == ["compile_error", "correct"]
     assert line["candidate_speedups"] == [None, 1.5]
+    assert line["candidate_kernelbench"] == [False, True] and line["candidate_custom_shares"] == [None, 0.8]
     assert (line["prompt_tokens"], line["completion_tokens"], line["node_seconds"]) == (100, 50, 3.25)
     assert line["model"] == {"name": "m"}
 
