@@ -122,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="with --resume: evaluator results for DIR/jobs.jsonl, to continue paused graphs",
     )
+    out.add_argument(
+        "--write-jobs",
+        action="store_true",
+        help="with --resume: write DIR/jobs.jsonl from the paused graphs' checkpoints and run nothing "
+        "(safe while another process is still sweeping DIR)",
+    )
     out.add_argument("--no-live", action="store_true", help="print one line per step instead of a live table")
     return parser
 
@@ -228,11 +234,15 @@ def main(argv: list[str] | None = None) -> int:
         return list_tasks(args)
     if args.results and not args.resume:
         raise SystemExit("--results goes with --resume DIR (the run whose jobs it answers)")
-    from graph.runner.rundir import RunDir, new_run_path
+    if args.write_jobs and not args.resume:
+        raise SystemExit("--write-jobs goes with --resume DIR (the run whose paused graphs it reads)")
+    from graph.runner.rundir import RunBusyError, RunDir, new_run_path
 
     if args.resume:
         run_dir = RunDir(args.resume)
         settings = run_dir.load_settings()
+        if args.write_jobs:
+            return write_paused_jobs(run_dir, settings)
         if args.model or args.hf_repo:
             settings["model"] = {"path": args.model, "hf_repo": args.hf_repo, "hf_file": args.hf_file}
     else:
@@ -241,7 +251,25 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{run_dir.path} already holds a run; use --resume {run_dir.path}")
         settings = new_settings(args)
         run_dir.save_settings(settings)
-    return execute(run_dir, settings, args.results, live=None if not args.no_live else False)
+    try:
+        with run_dir.sweeping():  # taken before the results and trace files are opened for appending
+            return execute(run_dir, settings, args.results, live=None if not args.no_live else False)
+    except RunBusyError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def write_paused_jobs(run_dir: Any, settings: dict[str, Any]) -> int:
+    """The run's job file as its checkpoints stand now; loads no model and continues no graph."""
+    from graph import compile_graph
+    from graph.runner.deferred import write_jobs
+    from graph.runner.sweep import paused_jobs
+
+    with run_dir.checkpointer() as saver:
+        graphs = {s: compile_graph(s, checkpointer=saver) for s in settings["strategies"]}
+        lines = paused_jobs(graphs, settings["tasks"])
+    write_jobs(run_dir.jobs, lines)
+    print(f"{len(lines)} job(s) of paused graphs -> {run_dir.jobs}")
+    return 0
 
 
 def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, live: bool | None) -> int:

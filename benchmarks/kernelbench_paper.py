@@ -131,8 +131,9 @@ def generate(names: list[str], runs: Path, kernelbench: Path) -> int:
 def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
     """One job file for the GPU host: each run's pending jobs, ids prefixed with the configuration.
 
-    A job the run already holds a verdict for is left out, so a run still generating its next round
-    (its jobs.jsonl is the last round's until it pauses) costs the GPU host nothing.
+    Each run's jobs.jsonl is first rewritten from its checkpoints (run.py --write-jobs), so the tasks a
+    still-generating run has paused go out now rather than when its sweep ends. A job the run already
+    holds a verdict for is left out.
 
     A candidate identical to one already in the file (same problem, text and settings: iterative
     refinement's greedy first round repeats zero-shot's) is evaluated once; its id is kept in
@@ -142,6 +143,11 @@ def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
     first: dict[str, str] = {}
     aliases = _aliases(runs)
     for name in names or list(CONFIGS):
+        if (run_dir(runs, name) / "run.json").exists():
+            cmd = [sys.executable, str(REPO / "run.py"), "--resume", str(run_dir(runs, name)), "--write-jobs"]
+            if subprocess.run(cmd).returncode != 0:
+                print(f"{name}: its paused graphs could not be read; {name} is left out", file=sys.stderr)
+                continue
         done = answered(run_dir(runs, name))
         for job in read_jsonl(run_dir(runs, name) / "jobs.jsonl"):
             if job["job_id"] in done:
@@ -209,8 +215,10 @@ def status(runs: Path) -> int:
         have = answered(out)
         jobs = [j["job_id"] for j in read_jsonl(out / "jobs.jsonl")]
         waiting = sum(j not in have for j in jobs)
-        print(f"{name:<22} {done:>3} finished, {waiting:>3} jobs waiting for the GPU host, "
-              f"{len(jobs) - waiting:>3} answered (generate continues them)")
+        print(
+            f"{name:<22} {done:>3} finished, {waiting:>3} jobs waiting for the GPU host, "
+            f"{len(jobs) - waiting:>3} answered (generate continues them)"
+        )
     return 0
 
 

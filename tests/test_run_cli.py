@@ -21,6 +21,7 @@ import pytest
 import run
 from evaluator.api import VERDICTS
 from graph.runner.jsonl import read_jsonl
+from graph.runner.rundir import RunDir
 from nodes.llm import use_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,6 +57,7 @@ def test_help_says_what_the_default_run_does_and_costs() -> None:
         "--evaluator",
         "--resume",
         "--results",
+        "--write-jobs",
         "--model",
         "--hf-repo",
         "-n",
@@ -158,6 +160,22 @@ def test_deferred_round_trip_through_the_evaluator_cli(tmp_path) -> None:
     jobs = read_jsonl(run_dir / "jobs.jsonl")
     assert len(jobs) == 2 and not read_jsonl(run_dir / "results.jsonl")
     assert "python -m evaluator run" in first.stdout
+    (run_dir / "jobs.jsonl").unlink()
+    with RunDir(run_dir).sweeping():  # as if another process were still sweeping the run
+        rewritten, second = (
+            subprocess.run(
+                base + ["--resume", str(run_dir), *extra],
+                cwd=REPO,
+                env=_env(),
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            for extra in (["--write-jobs"], [])
+        )
+    assert rewritten.returncode == 0, rewritten.stderr[-3000:]
+    assert read_jsonl(run_dir / "jobs.jsonl") == jobs and "model:" not in rewritten.stdout
+    assert second.returncode == 1 and f"being swept by another process (pid {os.getpid()})" in second.stderr
     evaluated = subprocess.run(
         [
             sys.executable,

@@ -6,11 +6,14 @@ results.jsonl       one line per finished task and strategy
 trace.jsonl         every node event
 jobs.jsonl          deferred evaluation: the candidates every paused graph waits for
 summary.json        the per-level table of the results so far
+sweep.lock          held (flock) by the one process sweeping the run
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -73,6 +76,30 @@ class RunDir:
             yield saver
         finally:
             conn.close()
+
+
+    @contextmanager
+    def sweeping(self) -> Iterator[None]:
+        """Exclusive right to sweep the run: two processes continuing the same graphs would both run (and
+        bill) their next nodes. The lock is the kernel's, so a killed process never leaves it behind."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        with open(self.path / "sweep.lock", "a+", encoding="utf-8") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.seek(0)
+                raise RunBusyError(
+                    f"{self.path} is being swept by another process (pid {f.read().strip() or '?'}); "
+                    "wait for it to end (run.py --resume DIR --write-jobs reads its paused graphs meanwhile)"
+                ) from None
+            f.truncate(0)
+            f.write(str(os.getpid()))
+            f.flush()
+            yield
+
+
+class RunBusyError(RuntimeError):
+    """Another process holds the run's sweep lock."""
 
 
 def new_run_path(root: Path) -> Path:

@@ -39,6 +39,21 @@ def thread_id(strategy: str, task: dict[str, Any]) -> str:
     return f"{strategy}:{task_key(task)}"
 
 
+def paused_jobs(graphs: dict[str, Any], tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every paused graph's jobs, read from the checkpointer without running anything.
+
+    The sweep writes its job file only when it ends; this reads the same lines at any time, also while
+    another process is still sweeping the run (SQLite WAL readers do not block it), so the finished part
+    of a long sweep can go to the GPU host before the rest is generated.
+    """
+    lines: list[dict[str, Any]] = []
+    for task in tasks:
+        for strategy, graph in graphs.items():
+            snap = graph.get_state({"configurable": {"thread_id": thread_id(strategy, task)}})
+            lines.extend(job_lines(thread_id(strategy, task), list(snap.interrupts)))
+    return lines
+
+
 class Sweep:
     """Drives compiled graphs (sharing one checkpointer) over a task list."""
 

@@ -43,6 +43,29 @@ def test_jobs_of_all_runs_go_out_in_one_file_and_verdicts_come_back_to_their_run
     assert paper.gather_jobs(tmp_path, out, ["naive_agent"]) == 0 and read_jsonl(out) == []
 
 
+def test_jobs_are_read_from_each_runs_checkpoints_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run still generating has written no job file yet; run.py --write-jobs reads its paused graphs."""
+    calls: list[list[str]] = []
+
+    def run(cmd: list[str]) -> subprocess.CompletedProcess:
+        calls.append(cmd)
+        job = {"job_id": "zero_shot:L1/Relu|Relu/r0s0", "problem": {}, "candidate": "x", "config": {}}
+        _write(Path(cmd[3]) / "jobs.jsonl", [job])
+        return subprocess.CompletedProcess(cmd, 0 if "zero_shot" in cmd[3] else 1)
+
+    monkeypatch.setattr(paper.subprocess, "run", run)
+    for name in ("zero_shot", "naive_agent"):
+        _write(tmp_path / name / "run.json", [{}])
+    out = tmp_path / "all_jobs.jsonl"
+    assert paper.gather_jobs(tmp_path, out, ["zero_shot", "naive_agent"]) == 0
+    assert [c[2:] for c in calls] == [
+        ["--resume", str(tmp_path / n), "--write-jobs"] for n in ("zero_shot", "naive_agent")
+    ]
+    assert [line["job_id"] for line in read_jsonl(out)] == ["zero_shot::zero_shot:L1/Relu|Relu/r0s0"]
+
+
 def test_profiling_configs_refuse_to_start_without_every_profile(
     tmp_path: Path, kernelbench_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,7 +23,7 @@ from graph.runner.progress import ProgressView
 from graph.runner.results import ResultsFile
 from graph.runner.rundir import RunDir
 from graph.runner.suite import select_tasks, task_key
-from graph.runner.sweep import Sweep
+from graph.runner.sweep import Sweep, paused_jobs
 from graph.runner.trace import TraceFile
 
 
@@ -178,6 +178,21 @@ def test_partial_results_leave_the_other_graphs_paused(tmp_path: Path) -> None:
         run, context, calls, job_results={first["job_id"]: {"job_id": first["job_id"]} | _verdict("x")}
     )
     assert len(outcome.finished) == 1 and len(outcome.paused) == 3 and outcome.jobs == 3
+
+
+def test_paused_jobs_read_from_the_checkpoints_match_the_job_file(tmp_path: Path) -> None:
+    """What `run.py --resume DIR --write-jobs` writes: no graph runs, no model call."""
+    run, calls = RunDir(tmp_path), []
+    context = Context(evaluator="deferred")
+    sweep(run, context, calls)
+    first = read_jsonl(run.jobs)[0]
+    sweep(run, context, calls, job_results={first["job_id"]: {"job_id": first["job_id"]} | _verdict("x")})
+    before = list(calls)
+    with run.checkpointer() as saver:
+        graphs = {s: toy_graph(calls).compile(checkpointer=saver) for s in ("toy_a", "toy_b")}
+        lines = paused_jobs(graphs, select_tasks(tasks="1-2"))
+    assert lines == read_jsonl(run.jobs) and len(lines) == 3 and first not in lines
+    assert calls == before
 
 
 def test_a_crash_mid_graph_resumes_from_the_checkpoint(tmp_path: Path) -> None:
