@@ -162,7 +162,7 @@ def test_deferred_round_trip_through_the_evaluator_cli(tmp_path) -> None:
     assert "python -m evaluator run" in first.stdout
     (run_dir / "jobs.jsonl").unlink()
     with RunDir(run_dir).sweeping():  # as if another process were still sweeping the run
-        rewritten, second = (
+        rewritten, second = [
             subprocess.run(
                 base + ["--resume", str(run_dir), *extra],
                 cwd=REPO,
@@ -172,7 +172,7 @@ def test_deferred_round_trip_through_the_evaluator_cli(tmp_path) -> None:
                 timeout=300,
             )
             for extra in (["--write-jobs"], [])
-        )
+        ]
     assert rewritten.returncode == 0, rewritten.stderr[-3000:]
     assert read_jsonl(run_dir / "jobs.jsonl") == jobs and "model:" not in rewritten.stdout
     assert second.returncode == 1 and f"being swept by another process (pid {os.getpid()})" in second.stderr

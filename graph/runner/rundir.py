@@ -77,7 +77,6 @@ class RunDir:
         finally:
             conn.close()
 
-
     @contextmanager
     def sweeping(self) -> Iterator[None]:
         """Exclusive right to sweep the run: two processes continuing the same graphs would both run (and

@@ -46,12 +46,18 @@ def paused_jobs(graphs: dict[str, Any], tasks: list[dict[str, Any]]) -> list[dic
     another process is still sweeping the run (SQLite WAL readers do not block it), so the finished part
     of a long sweep can go to the GPU host before the rest is generated.
     """
-    lines: list[dict[str, Any]] = []
-    for task in tasks:
-        for strategy, graph in graphs.items():
-            snap = graph.get_state({"configurable": {"thread_id": thread_id(strategy, task)}})
-            lines.extend(job_lines(thread_id(strategy, task), list(snap.interrupts)))
-    return lines
+    return [
+        job
+        for task in tasks
+        for strategy, graph in graphs.items()
+        for job in graph_jobs(graph, strategy, task)
+    ]
+
+
+def graph_jobs(graph: Any, strategy: str, task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The job-file lines one graph is paused on, from its last checkpoint (none when it is not paused)."""
+    snap = graph.get_state({"configurable": {"thread_id": thread_id(strategy, task)}})
+    return job_lines(thread_id(strategy, task), list(snap.interrupts))
 
 
 class Sweep:
@@ -98,8 +104,7 @@ class Sweep:
                     continue
                 if state == "paused":
                     outcome.paused.append(pair)
-                    snap = self.graphs[strategy].get_state(self._config(strategy, task))
-                    pending.extend(job_lines(thread_id(strategy, task), list(snap.interrupts)))
+                    pending.extend(graph_jobs(self.graphs[strategy], strategy, task))
                 else:
                     outcome.finished.append(pair)
         if pending or jobs_path.exists():
