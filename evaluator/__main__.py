@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
 import time
@@ -58,7 +59,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                 count[0] += 1
                 _progress(count[0], len(todo), time.perf_counter() - t0, job_id, verdict["verdict"])
 
-        evaluate_many(todo, config, on_result=on_result)
+        # A time limit's SIGTERM stops the batch like Ctrl-C: workers killed, unfinished jobs left to resume.
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        try:
+            evaluate_many(todo, config, on_result=on_result)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted after {count[0]} verdicts; run again to resume", file=sys.stderr)
+            return 130
     print(file=sys.stderr)
     return 0
 

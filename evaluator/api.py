@@ -56,6 +56,7 @@ class _State:
     findings: list[dict[str, Any]] = field(default_factory=list)
     build: sandbox.WorkerRun | None = None
     verdict: dict[str, Any] | None = None
+    workers: sandbox.WorkerGroup | None = None
 
 
 def evaluate(problem: Problem, candidate_text: str, config: EvalConfig | None = None) -> dict[str, Any]:
@@ -71,15 +72,20 @@ def evaluate_many(
     """Judge many candidates: builds run in parallel (no GPU needed), runs go one at a time per GPU.
 
     `on_result(job_id, verdict)` is called as each finishes (the CLI writes and counts there).
+    An interrupt (KeyboardInterrupt, or any error here) kills every worker and reports nothing more:
+    a job cut short has no verdict, so a resumed batch runs it again.
     """
     base = config or EvalConfig()
-    states = [_State(job, job.config or base) for job in jobs]
+    workers = sandbox.WorkerGroup()
+    states = [_State(job, job.config or base, workers=workers) for job in jobs]
     results: dict[int, dict[str, Any]] = {}
     slots: queue.Queue[int] = queue.Queue()
     for idx in _run_slots(base.backend):
         slots.put(idx)
 
     def finish(i: int, verdict: dict[str, Any]) -> None:
+        if workers.stopped:
+            return
         results[i] = verdict
         if on_result is not None:
             on_result(states[i].job.job_id, verdict)
@@ -94,24 +100,30 @@ def evaluate_many(
         finally:
             slots.put(slot)
 
-    with (
-        ThreadPoolExecutor(max_workers=max(1, slots.qsize())) as runners,
-        ThreadPoolExecutor(max_workers=base.effective_compile_workers()) as builders,
-    ):
+    runners = ThreadPoolExecutor(max_workers=max(1, slots.qsize()))
+    builders = ThreadPoolExecutor(max_workers=base.effective_compile_workers())
 
-        def build_stage(i: int) -> None:
-            st = states[i]
-            try:
-                early = _prepare(st)
-            except Exception as exc:  # noqa: BLE001
-                early = _verdict(st, "runtime_error", {"evaluator_error": repr(exc)}, "")
-            if early is not None:
-                finish(i, early)
-            else:
-                runners.submit(run_stage, i)
+    def build_stage(i: int) -> None:
+        st = states[i]
+        try:
+            early = _prepare(st)
+        except Exception as exc:  # noqa: BLE001
+            early = _verdict(st, "runtime_error", {"evaluator_error": repr(exc)}, "")
+        if early is not None:
+            finish(i, early)
+        elif not workers.stopped:
+            runners.submit(run_stage, i)
 
+    try:
         for fut in [builders.submit(build_stage, i) for i in range(len(states))]:
             fut.result()
+        builders.shutdown()  # every run stage is queued once the last build stage has returned
+        runners.shutdown()
+    except BaseException:
+        workers.stop()
+        builders.shutdown(wait=False, cancel_futures=True)
+        runners.shutdown(wait=False, cancel_futures=True)
+        raise
     return [results[i] for i in range(len(states))]
 
 
@@ -147,6 +159,7 @@ def _prepare(st: _State) -> dict[str, Any] | None:
         st.config.compile_timeout_s,
         _env(st.config, build=True),
         st.config.log_tail_chars,
+        group=st.workers,
     )
     st.seconds["build"] = time.perf_counter() - t
     res = st.build.result or {}
@@ -192,6 +205,7 @@ def _run(st: _State, slot: int) -> dict[str, Any]:
         st.config.log_tail_chars,
         start_marker="device_acquired",
         pre_start_timeout_s=timeout + st.config.run_timeout_s,
+        group=st.workers,
     )
     st.seconds["run"] = time.perf_counter() - t
     if run.started_after_s is not None:

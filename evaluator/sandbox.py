@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,46 @@ class WorkerRun:
         return None
 
 
+class Stopped(RuntimeError):
+    """The batch this worker belonged to was interrupted before the worker started."""
+
+
+class WorkerGroup:
+    """The live workers of one batch, so an interrupted batch kills them instead of orphaning them.
+
+    Workers run in their own sessions (a candidate's hang must not take the caller's terminal signals),
+    so nothing else would stop them: left behind, they hold build locks and the GPU for the next batch.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pgids: set[int] = set()
+        self._stopped = False
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def stop(self) -> None:
+        """Kill every live worker's process group and refuse new ones."""
+        with self._lock:
+            self._stopped = True
+            pgids = list(self._pgids)
+        for pgid in pgids:
+            _kill_group(pgid)
+
+    def _add(self, pgid: int) -> None:
+        with self._lock:
+            self._pgids.add(pgid)
+            stopped = self._stopped
+        if stopped:
+            _kill_group(pgid)
+
+    def _discard(self, pgid: int) -> None:
+        with self._lock:
+            self._pgids.discard(pgid)
+
+
 def worker_env(extra: dict[str, str]) -> dict[str, str]:
     """Only what a build and a run need; nothing of the caller's secrets or Python path."""
     env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
@@ -68,14 +109,28 @@ def run_worker(
     keep_dir: str | None = None,
     start_marker: str | None = None,
     pre_start_timeout_s: float | None = None,
+    group: WorkerGroup | None = None,
 ) -> WorkerRun:
-    """Run `python -m evaluator.worker` for one phase; kill its whole process group on timeout."""
+    """Run `python -m evaluator.worker` for one phase; kill its whole process group on timeout.
+
+    The worker also dies with this process (see `evaluator.worker`); `group` lets a batch stop it early.
+    """
+    if group is not None and group.stopped:
+        raise Stopped(mode)
     scratch = Path(tempfile.mkdtemp(prefix=f"kg_{mode}_", dir=keep_dir))
     spec_path = scratch / "spec.json"
     result_path = scratch / "result.json"
     log_path = scratch / "log.txt"
     spec_path.write_text(
-        json.dumps({**payload, "mode": mode, "scratch": str(scratch), "result_path": str(result_path)})
+        json.dumps(
+            {
+                **payload,
+                "mode": mode,
+                "scratch": str(scratch),
+                "result_path": str(result_path),
+                "parent_pid": os.getpid(),
+            }
+        )
     )
     env = worker_env({**env_extra, "HOME": str(scratch), "TMPDIR": str(scratch)})
     t0 = time.perf_counter()
@@ -91,6 +146,8 @@ def run_worker(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
+        if group is not None:
+            group._add(proc.pid)
         # With a start marker, the time limit starts when the worker creates it (after it got its GPU);
         # before that only the generous pre-start limit applies (loading, building, waiting its turn).
         deadline = t0 + (pre_start_timeout_s or timeout_s if start_marker else timeout_s)
@@ -109,6 +166,8 @@ def run_worker(
                 break
         _kill_group(proc.pid)  # also reaps anything the candidate left running
         proc.wait()
+        if group is not None:
+            group._discard(proc.pid)
     seconds = time.perf_counter() - t0
     result = None
     if result_path.exists():

@@ -8,9 +8,11 @@ crash or a kill still leaves the evidence gathered so far.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
+import signal
 import sys
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from evaluator.runtime import Result
 
 def main(argv: list[str]) -> int:
     spec = json.loads(Path(argv[1]).read_text())
+    _die_with_parent(spec["parent_pid"])
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     config = EvalConfig.from_dict(spec["config"])
     result = Result(spec["result_path"])
@@ -38,6 +41,17 @@ def main(argv: list[str]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Get SIGKILLed when the evaluator dies, even by SIGKILL: an orphan would hold locks and the GPU.
+
+    The kernel delivers it, so it works while a candidate's hung native code holds the GIL.
+    """
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before the request took effect
+        os._exit(1)
 
 
 if __name__ == "__main__":
