@@ -1,0 +1,18 @@
+"""The timer's charging rule: a candidate that looks off-stream pays its wall clock, the reference never."""
+
+from __future__ import annotations
+
+from evaluator.harness import Timer
+
+
+def test_only_a_candidate_is_charged_its_wall_clock() -> None:
+    events, walls = [1.0] * 5, [3.0] * 5  # the host came back 2 ms late: side-stream work, or a busy host
+    candidate = Timer._summary(events, walls, trials=5, trusted=False)
+    reference = Timer._summary(events, walls, trials=5, trusted=True)
+    assert candidate["off_stream_suspect"] and candidate["ms"] == 3.0
+    assert reference["off_stream_suspect"] and reference["ms"] == 1.0  # reported, not charged
+
+
+def test_close_clocks_charge_the_events() -> None:
+    summary = Timer._summary([1.0, 1.2, 1.1], [1.3, 1.5, 1.4], trials=3, trusted=False)
+    assert not summary["off_stream_suspect"] and summary["ms"] == 1.1
