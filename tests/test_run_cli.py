@@ -274,6 +274,13 @@ def test_kill_9_mid_sweep_then_resume_loses_and_repeats_nothing(tmp_path) -> Non
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     before = read_jsonl(killed_dir / "results.jsonl")
+    finished = {(r["task"], r["strategy"]) for r in before}
+    cut = {
+        (e["task"], e["strategy"])
+        for e in read_jsonl(killed_dir / "trace.jsonl")
+        if e["kind"] == "node" and (e["task"], e["strategy"]) not in finished
+    }
+    assert cut, "the kill must land inside a graph"
     assert 3 <= len(before) < 9, f"the kill must land mid-sweep: {log.read_text()[-3000:]}"
     resumed = subprocess.run(
         _sweep_args(killed_dir)[:-2] + ["--resume", str(killed_dir)],
@@ -295,7 +302,10 @@ def test_kill_9_mid_sweep_then_resume_loses_and_repeats_nothing(tmp_path) -> Non
     assert after[: len(before)] == before  # finished results kept as they were
     trace = read_jsonl(killed_dir / "trace.jsonl")
     assert sum(e["kind"] == "result" for e in trace) == 9
-    assert any(e["kind"] == "continue" for e in trace)  # the killed graph went on from its checkpoint
+    # The graph the kill cut went on from its checkpoint (or, killed after its last step, was finished
+    # from it); no graph was started twice.
+    starts = Counter((e["task"], e["strategy"]) for e in trace if e["kind"] == "start")
+    assert set(starts.values()) == {1} and cut <= set(starts)
     assert json.loads((killed_dir / "run.json").read_text())["strategies"] == [
         "zero_shot",
         "iterative_refinement",
