@@ -143,7 +143,19 @@ def best_of_n(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return curves
 
 
-def markdown(rows: list[dict[str, Any]], curves: dict[str, Any], meta: dict[str, Any]) -> str:
+def common_tasks(records: list[dict[str, Any]], curves: dict[str, Any]) -> set[str] | None:
+    """The tasks every best-of-n run finished, when their task sets differ (a run still generating or
+    waiting for the GPU host): the curves compare like with like only there. None when they agree."""
+    if len(curves) < 2:
+        return None
+    sets = [{r["task"] for r in records if r["config"] == config} for config in curves]
+    common = set.intersection(*sets)
+    return None if all(s == common for s in sets) else common
+
+
+def markdown(
+    rows: list[dict[str, Any]], curves: dict[str, Any], meta: dict[str, Any], common: dict[str, Any]
+) -> str:
     def fmt(v: float | None, spec: str = ".2f", unit: str = "x") -> str:
         return "-" if v is None else f"{v:{spec}}{unit}"
 
@@ -181,17 +193,32 @@ def markdown(rows: list[dict[str, Any]], curves: dict[str, Any], meta: dict[str,
             "Best-of-n (unbiased estimate from each task's candidates). KB-correct with custom work: "
             "KernelBench's check passes and some GPU time is in the candidate's own kernels.",
             "",
-            "| config | tasks | n | correct % | correct (KB) % | KB-correct with custom work % | fast_1 % |",
-            "|---|---|---|---|---|---|---|",
+            *_curve_table(curves),
         ]
-        for config, c in curves.items():
-            for i, k in enumerate(c["k"]):
-                cells = " | ".join(f"{c[name][i]:.0f}" for name in CURVES)
-                lines.append(f"| {config} | {c['tasks']} | {k} | {cells} |")
+    if common:
+        tasks = next(iter(common.values()))["tasks"]
+        lines += [
+            "",
+            f"Best-of-n on the {tasks} tasks every best-of-n run has finished, side by side:",
+            "",
+            *_curve_table(common),
+        ]
     return "\n".join(lines) + "\n"
 
 
-def plots(rows: list[dict[str, Any]], curves: dict[str, Any], out_dir: Path) -> None:
+def _curve_table(curves: dict[str, Any]) -> list[str]:
+    """A Markdown table of best-of-n curves: one row per configuration and n."""
+    return [
+        "| config | tasks | n | correct % | correct (KB) % | KB-correct with custom work % | fast_1 % |",
+        "|---|---|---|---|---|---|---|",
+    ] + [
+        f"| {config} | {c['tasks']} | {k} | " + " | ".join(f"{c[name][i]:.0f}" for name in CURVES) + " |"
+        for config, c in curves.items()
+        for i, k in enumerate(c["k"])
+    ]
+
+
+def plots(rows: list[dict[str, Any]], curves: dict[str, Any], common: dict[str, Any], out_dir: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -213,28 +240,36 @@ def plots(rows: list[dict[str, Any]], curves: dict[str, Any], out_dir: Path) -> 
     fig.savefig(out_dir / "strategies.png", dpi=120)
     plt.close(fig)
     if curves:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for config, c in curves.items():
-            ax.plot(c["k"], c["correct"], marker="o", label=f"{config}: correct (strict)")
-            ax.plot(
-                c["k"], c["correct_kernelbench"], marker="x", linestyle="--", label=f"{config}: correct (KB)"
-            )
-            ax.plot(
-                c["k"],
-                c["kernelbench_custom_work"],
-                marker=".",
-                linestyle=":",
-                label=f"{config}: KB-correct, custom work",
-            )
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(list(KS), [str(k) for k in KS])
-        ax.set_xlabel("n (candidates)")
-        ax.set_ylabel("% of tasks")
-        ax.set_title("Best-of-n")
-        ax.legend(fontsize=7)
+        panels = [("each run's finished tasks", curves)]
+        if common:
+            panels.append((f"the {next(iter(common.values()))['tasks']} tasks all runs finished", common))
+        fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
+        for ax, (title, group) in zip(axes[0], panels, strict=True):
+            _best_of_n_panel(ax, group, title)
         fig.tight_layout()
         fig.savefig(out_dir / "best_of_n.png", dpi=120)
         plt.close(fig)
+
+
+def _best_of_n_panel(ax: Any, curves: dict[str, Any], title: str) -> None:
+    """One best-of-n panel: strict, KernelBench and KernelBench-with-custom-work curves per run."""
+    for config, c in curves.items():
+        name = f"{config} ({c['tasks']} tasks)"
+        ax.plot(c["k"], c["correct"], marker="o", label=f"{name}: correct (strict)")
+        ax.plot(c["k"], c["correct_kernelbench"], marker="x", linestyle="--", label=f"{name}: correct (KB)")
+        ax.plot(
+            c["k"],
+            c["kernelbench_custom_work"],
+            marker=".",
+            linestyle=":",
+            label=f"{name}: KB-correct, custom work",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(KS), [str(k) for k in KS])
+    ax.set_xlabel("n (candidates)")
+    ax.set_ylabel("% of tasks")
+    ax.set_title(f"Best-of-n, {title}")
+    ax.legend(fontsize=7)
 
 
 def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
@@ -246,6 +281,8 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
         return 1
     out_dir.mkdir(parents=True, exist_ok=True)
     rows, curves = table_rows(records), best_of_n(records)
+    shared = common_tasks(records, curves)
+    common = best_of_n([r for r in records if r["task"] in shared]) if shared else {}
     by_config = verdicts(runs, configs)
     meta = measured_on([v for lines in by_config.values() for v in lines], records)
     (out_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -254,9 +291,11 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
             (out_dir / "verdicts").mkdir(exist_ok=True)
             (out_dir / "verdicts" / f"{name}.jsonl").write_text("".join(json.dumps(v) + "\n" for v in lines))
     (out_dir / "summary.json").write_text(
-        json.dumps({"meta": meta, "rows": rows, "best_of_n": curves}, indent=1)
+        json.dumps(
+            {"meta": meta, "rows": rows, "best_of_n": curves, "best_of_n_common_tasks": common}, indent=1
+        )
     )
-    (out_dir / "table.md").write_text(markdown(rows, curves, meta))
-    plots(rows, curves, out_dir)
+    (out_dir / "table.md").write_text(markdown(rows, curves, meta, common))
+    plots(rows, curves, common, out_dir)
     print((out_dir / "table.md").read_text())
     return 0

@@ -172,6 +172,36 @@ def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
     assert report.write_report(tmp_path / "empty", ["zero_shot"], tmp_path / "none") == 1
 
 
+def test_best_of_n_runs_that_finished_different_tasks_are_also_compared_on_the_tasks_they_share(
+    tmp_path: Path,
+) -> None:
+    """One run waits on the GPU host for task b: its curve covers a only, so a shared-task table is added."""
+    good, bad = ["correct"] + ["wrong_output"] * 7, ["wrong_output"] * 8
+    done = {"correct_strict": False, "speedup_eager": None, "custom_kernel_share": None}
+    _write(
+        tmp_path / "runs" / "profiling_guided_n8" / "results.jsonl",
+        [_record("x", 1, bad, **done) | {"task": "a"}, _record("x", 1, good, **done) | {"task": "b"}],
+    )
+    _write(
+        tmp_path / "runs" / "repaired_agent_n8" / "results.jsonl",
+        [_record("x", 1, good, **done) | {"task": "a"}],
+    )
+    records = report.load(tmp_path / "runs", ["profiling_guided_n8", "repaired_agent_n8"])
+    curves = report.best_of_n(records)
+    assert report.common_tasks(records, curves) == {"a"}
+    assert report.common_tasks(records, {"profiling_guided_n8": curves["profiling_guided_n8"]}) is None
+    out = tmp_path / "out"
+    assert report.write_report(tmp_path / "runs", ["profiling_guided_n8", "repaired_agent_n8"], out) == 0
+    shared = json.loads((out / "summary.json").read_text())["best_of_n_common_tasks"]
+    assert shared["profiling_guided_n8"]["tasks"] == shared["repaired_agent_n8"]["tasks"] == 1
+    assert shared["profiling_guided_n8"]["correct"] == [0.0] * 4  # task b is left out
+    assert shared["repaired_agent_n8"]["correct"] == pytest.approx([12.5, 25.0, 50.0, 100.0])
+    table = (out / "table.md").read_text()
+    assert "| profiling_guided_n8 | 2 | 8 | 50 |" in table  # each run over its own tasks
+    assert "on the 1 tasks every best-of-n run has finished" in table
+    assert "| profiling_guided_n8 | 1 | 8 | 0 |" in table
+
+
 def test_identical_candidates_are_evaluated_once_and_every_copy_gets_the_verdict(tmp_path: Path) -> None:
     """Iterative refinement's greedy first round repeats zero-shot's candidates token for token."""
     job = {
