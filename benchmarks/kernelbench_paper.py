@@ -2,7 +2,9 @@
 
 Generation runs on this host's CPU with the embedded model; evaluation runs in deferred rounds on the GPU
 host. Every configuration is an ordinary run directory under runs/paper/ (checkpointed, resumable), so the
-experiment spans sessions without redoing work. One command per phase:
+experiment spans sessions without redoing work. runs/ is not committed: on a fresh checkout `generate`
+seeds each missing run directory with the tasks the committed results (benchmarks/results/paper/) already
+hold, so only unfinished tasks are generated again. One command per phase:
 
     python -m benchmarks.kernelbench_paper generate [CONFIG ...]   # CPU: start or continue the runs
     python -m benchmarks.kernelbench_paper jobs --out JOBS.jsonl   # every paused run's jobs, in one file
@@ -27,6 +29,7 @@ from graph.runner.jsonl import read_jsonl
 REPO = Path(__file__).resolve().parents[1]
 KERNELBENCH = REPO.parent / "shared" / "kernelbench"
 PROFILES = REPO / "benchmarks" / "profiles"
+RESULTS = REPO / "benchmarks" / "results" / "paper"
 SEP = "::"
 ALIASES = "job_aliases.json"
 
@@ -102,8 +105,30 @@ def missing_profiles(kernelbench: Path, store: Path) -> list[str]:
     return [p.key for p in load_problems(kernelbench) if find_profile(store, p) is None]
 
 
-def generate(names: list[str], runs: Path, kernelbench: Path) -> int:
-    """Start each configuration's run, or continue it (run.py --resume) when its directory exists."""
+def seed_from_results(run: Path, name: str, results: Path) -> int:
+    """Give a run directory that does not exist yet the finished tasks and verdicts of `name` that the
+    committed report in `results` holds; the sweep skips those tasks. Returns how many tasks it seeded."""
+    if run.exists():
+        return 0
+    finished = [
+        {k: v for k, v in r.items() if k != "config"}
+        for r in read_jsonl(results / "results.jsonl")
+        if r.get("config") == name
+    ]
+    if not finished:
+        return 0
+    run.mkdir(parents=True)
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in finished))
+    verdicts = results / "verdicts" / f"{name}.jsonl"
+    if verdicts.exists():
+        (run / "verdicts.jsonl").write_text(verdicts.read_text())
+    print(f"{name}: {len(finished)} finished tasks taken from {results}", file=sys.stderr, flush=True)
+    return len(finished)
+
+
+def generate(names: list[str], runs: Path, kernelbench: Path, results: Path = RESULTS) -> int:
+    """Start each configuration's run, or continue it (run.py --resume) when its directory exists. A run
+    directory missing on this checkout starts from the tasks the committed results already finished."""
     failed = 0
     for name in names:
         config = CONFIGS[name]
@@ -116,6 +141,7 @@ def generate(names: list[str], runs: Path, kernelbench: Path) -> int:
             failed += 1
             continue
         out = run_dir(runs, name)
+        seed_from_results(out, name, results)
         if (out / "run.json").exists():
             cmd = ["--resume", str(out)]
             if (out / "verdicts.jsonl").exists():  # verdicts handed back earlier continue their graphs
@@ -208,10 +234,10 @@ def status(runs: Path) -> int:
     """Per configuration: tasks finished, jobs waiting for the GPU host."""
     for name in CONFIGS:
         out = run_dir(runs, name)
-        if not (out / "run.json").exists():
-            print(f"{name:<22} not started")
-            continue
         done = len(read_jsonl(out / "results.jsonl"))
+        if not (out / "run.json").exists():
+            print(f"{name:<22} {done:>3} finished, not started on this checkout")
+            continue
         have = answered(out)
         jobs = [j["job_id"] for j in read_jsonl(out / "jobs.jsonl")]
         waiting = sum(j not in have for j in jobs)
@@ -253,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         return status(runs)
     from benchmarks.paper_report import write_report
 
+    for name in CONFIGS:  # a configuration not generated on this checkout keeps its committed tasks
+        seed_from_results(run_dir(runs, name), name, RESULTS)
     return write_report(runs, list(CONFIGS), Path(args.out_dir))
 
 

@@ -257,3 +257,63 @@ def test_generate_continues_a_run_with_the_verdicts_handed_back(
     _write(tmp_path / "gpu.jsonl", [{"job_id": "zero_shot::k", "verdict": "timeout"}])
     assert paper.resume(tmp_path / "gpu.jsonl", tmp_path, kernelbench_dir) == 0
     assert calls[-1] == calls[-2] and paper.answered(tmp_path / "zero_shot") == {"j", "k"}
+
+
+def test_a_fresh_checkout_generates_only_the_tasks_the_committed_results_lack(
+    tmp_path: Path, kernelbench_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """runs/ is not committed; the committed report is what survives a session, so a missing run
+    directory starts from its finished tasks and the sweep skips them."""
+    from graph.runner.results import ResultsFile
+    from graph.runner.suite import kernelbench_tasks, task_key
+
+    tasks = kernelbench_tasks(kernelbench_dir, [1], [1, 2, 3])
+    finished = [
+        {"task": task_key(t), "strategy": "agent", "verdict": "no_code", "config": "repaired_agent_n8"}
+        for t in tasks[:2]
+    ]
+    committed = tmp_path / "committed"
+    _write(committed / "results.jsonl", finished + [finished[0] | {"config": "zero_shot"}])
+    _write(committed / "verdicts" / "repaired_agent_n8.jsonl", [{"job_id": "j", "verdict": "no_code"}])
+    calls: list[list[str]] = []
+
+    def run(cmd: list[str]) -> subprocess.CompletedProcess:
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(paper.subprocess, "run", run)
+    runs = tmp_path / "runs"
+    assert paper.generate(["repaired_agent_n8"], runs, kernelbench_dir, committed) == 0
+    run = runs / "repaired_agent_n8"
+    assert read_jsonl(run / "results.jsonl") == [
+        {k: v for k, v in r.items() if k != "config"} for r in finished
+    ]
+    assert paper.answered(run) == {"j"}
+    assert "--out" in calls[-1] and "--resume" not in calls[-1]  # a new run over the whole suite
+    seeded = ResultsFile(run / "results.jsonl")
+    assert [seeded.has(t, "agent") for t in tasks] == [True, True, False]
+    seeded.close()
+    # an existing run directory is never overwritten from the committed results
+    _write(run / "results.jsonl", [])
+    assert paper.generate(["repaired_agent_n8"], runs, kernelbench_dir, committed) == 0
+    assert read_jsonl(run / "results.jsonl") == []
+    assert paper.seed_from_results(runs / "naive_agent", "naive_agent", committed) == 0
+    assert not (runs / "naive_agent").exists()
+
+
+def test_report_on_a_fresh_checkout_keeps_the_committed_tasks_of_every_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regenerating one configuration must not drop the others from the committed report."""
+    committed = tmp_path / "committed"
+    old = _record("x", 1, ["correct"], correct_strict=True, speedup_eager=1.1, custom_kernel_share=1.0)
+    _write(committed / "results.jsonl", [old | {"task": "a", "config": "zero_shot"}])
+    new = _record("x", 1, ["wrong_output"] * 8, correct_strict=False) | {"task": "b"}
+    _write(tmp_path / "runs" / "repaired_agent_n8" / "results.jsonl", [new])
+    monkeypatch.setattr(paper, "RESULTS", committed)
+    out = tmp_path / "out"
+    assert paper.main(["--runs", str(tmp_path / "runs"), "report", "--out-dir", str(out)]) == 0
+    assert sorted((r["config"], r["task"]) for r in read_jsonl(out / "results.jsonl")) == [
+        ("repaired_agent_n8", "b"),
+        ("zero_shot", "a"),
+    ]
