@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nodes.llm import Completion, LlamaCppModel, configure_model, model_info, shared_model
+from nodes.model.llm import Completion, LlamaCppModel, configure_model, model_info, shared_model
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_PROBLEM = REPO.parent / "shared" / "kernelbench" / "level3" / "9_ResNet18.py"

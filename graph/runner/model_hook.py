@@ -28,7 +28,7 @@ def _backend_from_env() -> Any | None:
 
 def scripted_model_scope() -> AbstractContextManager[Any]:
     """`use_model(<scripted backend>)` when the variable is set, else a no-op."""
-    from nodes.llm import use_model
+    from nodes.model.llm import use_model
 
     backend = _backend_from_env()
     return use_model(backend) if backend is not None else nullcontext()

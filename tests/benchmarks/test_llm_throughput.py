@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import llm_throughput
-from nodes.model_store import ModelStoreError, embedded_model_path
+from nodes.model.store import ModelStoreError, embedded_model_path
 
 pytestmark = pytest.mark.slow
 

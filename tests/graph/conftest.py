@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from graph_fakes import ScriptedModel, default_reply, judge
 
-from nodes.llm import use_model
+from nodes.model.llm import use_model
 from tools.evaluator import EVALUATOR
 from tools.profiler import PROFILER
 from tools.retriever import RETRIEVER

@@ -20,7 +20,7 @@ from langgraph.types import Command
 from graph import compile_graph
 from graph.context import Context
 from graph.demo_tasks import demo_paths
-from nodes.llm import use_model
+from nodes.model.llm import use_model
 
 pytestmark = pytest.mark.slow
 

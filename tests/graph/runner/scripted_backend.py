@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any
 
-from nodes.llm import Completion
+from nodes.model.llm import Completion
 
 
 def example(schema: dict[str, Any]) -> Any:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from nodes.model_store import embedded_model_path
+from nodes.model.store import embedded_model_path
 
 # llama.cpp's `general.file_type` codes (enum llama_ftype) for the quantisations people actually ship.
 FILE_TYPES = {

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from nodes.model_source import ModelChoice, resolve_model
+from nodes.model.source import ModelChoice, resolve_model
 
 DEFAULT_N_CTX = 16384
 

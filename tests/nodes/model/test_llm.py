@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from nodes import llm
-from nodes.llm import Completion, LlamaCppModel, model_info, shared_model, use_model
-from nodes.model_store import ModelStoreError, embedded_model_path
+from nodes.model import llm
+from nodes.model.llm import Completion, LlamaCppModel, model_info, shared_model, use_model
+from nodes.model.store import ModelStoreError, embedded_model_path
 
 pytestmark = pytest.mark.slow
 

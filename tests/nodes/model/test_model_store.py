@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from nodes import model_store
-from nodes.model_store import QWEN_CODER_1_5B, ModelStoreError, assemble, embedded_model_path, installed_parts
+from nodes.model import store as model_store
+from nodes.model.store import QWEN_CODER_1_5B, ModelStoreError, assemble, embedded_model_path, installed_parts
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """A LangChain chat-model face over the shared model, for code that speaks LangChain.
 
-It holds no model of its own: every call goes to `nodes.llm.shared_model()` (or whatever backend
+It holds no model of its own: every call goes to `nodes.model.llm.shared_model()` (or whatever backend
 `use_model` installed), so LangChain users and the graph's nodes share one `Llama` and one lock.
 """
 
@@ -13,7 +13,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from nodes.llm import shared_model
+from nodes.model.llm import shared_model
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 

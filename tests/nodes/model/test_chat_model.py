@@ -6,8 +6,8 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from nodes.chat_model import SharedChatModel
-from nodes.llm import Completion, use_model
+from nodes.model.chat import SharedChatModel
+from nodes.model.llm import Completion, use_model
 
 
 class _Recorder:

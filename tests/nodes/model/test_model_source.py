@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nodes.model_source import ModelSourceError, read_gguf_metadata, resolve_model
-from nodes.model_store import ModelStoreError, embedded_model_path
+from nodes.model.source import ModelSourceError, read_gguf_metadata, resolve_model
+from nodes.model.store import ModelStoreError, embedded_model_path
 
 
 @pytest.fixture(scope="module")
