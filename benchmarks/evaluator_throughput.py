@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from evaluator import device, sandbox
-from evaluator.api import Job, evaluate_many
+from evaluator.api import evaluate_many
 from evaluator.config import EvalConfig
 from evaluator.extract import extract_candidate
+from evaluator.jobs import Job
 from evaluator.problem import load_problems
 
 REPO = Path(__file__).resolve().parent.parent

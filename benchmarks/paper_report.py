@@ -105,15 +105,6 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def _candidates(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each candidate of a task as one dict: its strict verdict, KB correctness, custom share, speedup."""
-    fields = ("verdict", "correct_kernelbench", "custom_kernel_share", "speedup_eager")
-    lists = ("candidate_verdicts", "candidate_kernelbench", "candidate_custom_shares", "candidate_speedups")
-    return [
-        dict(zip(fields, values, strict=True)) for values in zip(*(record[k] for k in lists), strict=True)
-    ]
-
-
 # What counts as a good candidate for each best-of-n curve.
 CURVES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "correct": lambda c: c["verdict"] == "correct",
@@ -131,11 +122,11 @@ def best_of_n(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     curves: dict[str, dict[str, Any]] = {}
     by_config: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        if len(r.get("candidate_verdicts") or []) >= max(KS):
+        if len(r.get("candidates") or []) >= max(KS):
             by_config.setdefault(r["config"], []).append(r)
     for config, group in by_config.items():
-        counts = {name: [sum(map(test, _candidates(r))) for r in group] for name, test in CURVES.items()}
-        n = [len(r["candidate_verdicts"]) for r in group]
+        counts = {name: [sum(map(test, r["candidates"])) for r in group] for name, test in CURVES.items()}
+        n = [len(r["candidates"]) for r in group]
         curves[config] = {"k": list(KS), "tasks": len(group)} | {
             name: [100.0 * sum(map(pass_at_k, n, good, [k] * len(n))) / len(group) for k in KS]
             for name, good in counts.items()

@@ -1,7 +1,7 @@
-"""evaluate / evaluate_many: extract -> static checks -> build (parallel, cached) -> run (one per GPU).
+"""evaluate / evaluate_many: static checks -> build (parallel, cached) -> run (one per GPU).
 
-Every verdict is a JSON-serialisable dict. `verdict` is the strict one, the one the project counts;
-`verdict_kernelbench` and `correct_kernelbench` report what KernelBench's own rules would say.
+Every verdict has the shape of `evaluator.verdict.Verdict`: `verdict` is the strict one, the one the
+project counts; `verdict_kernelbench` and `correct_kernelbench` report what KernelBench's own rules would say.
 """
 
 from __future__ import annotations
@@ -20,30 +20,14 @@ from typing import Any
 
 from evaluator import device, sandbox, static_checks
 from evaluator.config import EvalConfig
-from evaluator.extract import extract_candidate
+from evaluator.jobs import Job
 from evaluator.problem import Problem
+from evaluator.verdict import Verdict, make
 
-__all__ = ["EvalConfig", "Job", "evaluate", "evaluate_many", "VERDICTS"]
+__all__ = ["EvalConfig", "evaluate", "evaluate_many"]
 
-VERDICTS = (
-    "no_code",
-    "static_reject",
-    "compile_error",
-    "runtime_error",
-    "timeout",
-    "wrong_output",
-    "correct",
-)
 # Strict failures that mean "not a custom kernel doing the work" rather than "wrong numbers".
 _HACK_FAILURES = {"no_custom_kernel_launched", "custom_kernel_share_below_min"}
-
-
-@dataclass
-class Job:
-    job_id: str
-    problem: Problem
-    candidate_text: str
-    config: EvalConfig | None = None
 
 
 @dataclass
@@ -55,11 +39,10 @@ class _State:
     source: str | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)
     build: sandbox.WorkerRun | None = None
-    verdict: dict[str, Any] | None = None
     workers: sandbox.WorkerGroup | None = None
 
 
-def evaluate(problem: Problem, candidate_text: str, config: EvalConfig | None = None) -> dict[str, Any]:
+def evaluate(problem: Problem, candidate_text: str, config: EvalConfig | None = None) -> Verdict:
     """Judge one raw model output (or bare program) against one problem."""
     return evaluate_many([Job("single", problem, candidate_text, config)], config)[0]
 
@@ -67,8 +50,8 @@ def evaluate(problem: Problem, candidate_text: str, config: EvalConfig | None = 
 def evaluate_many(
     jobs: list[Job],
     config: EvalConfig | None = None,
-    on_result: Callable[[str, dict[str, Any]], None] | None = None,
-) -> list[dict[str, Any]]:
+    on_result: Callable[[str, Verdict], None] | None = None,
+) -> list[Verdict]:
     """Judge many candidates: builds run in parallel (no GPU needed), runs go one at a time per GPU.
 
     `on_result(job_id, verdict)` is called as each finishes (the CLI writes and counts there).
@@ -78,12 +61,12 @@ def evaluate_many(
     base = config or EvalConfig()
     workers = sandbox.WorkerGroup()
     states = [_State(job, job.config or base, workers=workers) for job in jobs]
-    results: dict[int, dict[str, Any]] = {}
+    results: dict[int, Verdict] = {}
     slots: queue.Queue[int] = queue.Queue()
     for idx in _run_slots(base.backend):
         slots.put(idx)
 
-    def finish(i: int, verdict: dict[str, Any]) -> None:
+    def finish(i: int, verdict: Verdict) -> None:
         if workers.stopped:
             return
         results[i] = verdict
@@ -130,11 +113,9 @@ def evaluate_many(
 # ---------------------------------------------------------------- stages
 
 
-def _prepare(st: _State) -> dict[str, Any] | None:
-    """Extract, check and build; returns a final verdict when the candidate stops here."""
-    t = time.perf_counter()
-    st.source = extract_candidate(st.job.candidate_text)
-    st.seconds["extract"] = time.perf_counter() - t
+def _prepare(st: _State) -> Verdict | None:
+    """Check and build the job's code (extracted once, with the job); a final verdict when it stops here."""
+    st.source = st.job.code
     if st.source is None:
         return _verdict(st, "no_code", {"reason": "no fenced block defining ModelNew"}, "")
     t = time.perf_counter()
@@ -185,7 +166,7 @@ def _prepare(st: _State) -> dict[str, Any] | None:
     return None
 
 
-def _run(st: _State, slot: int) -> dict[str, Any]:
+def _run(st: _State, slot: int) -> Verdict:
     prebuilt = st.build is None or (st.build.result or {}).get("stage") == "done"
     timeout = st.config.run_timeout_s + (0 if prebuilt else st.config.compile_timeout_s)
     payload = {
@@ -251,43 +232,44 @@ def _run(st: _State, slot: int) -> dict[str, Any]:
         verdict = "wrong_output"  # wrong numbers under strict checks outrank how the code looks
     else:
         verdict = "static_reject"
-    out = _verdict(st, verdict, evidence, run.log_tail, kb_verdict="correct")
-    out["speedup_eager"] = r.get("speedup_eager")
-    out["speedup_compile"] = r.get("speedup_compile")
-    out["custom_kernel_share"] = (r.get("custom") or {}).get("share")
-    return out
+    return _verdict(
+        st,
+        verdict,
+        evidence,
+        run.log_tail,
+        kb_verdict="correct",
+        speedup_eager=r.get("speedup_eager"),
+        speedup_compile=r.get("speedup_compile"),
+        custom_kernel_share=(r.get("custom") or {}).get("share"),
+    )
 
 
 def _verdict(
-    st: _State, verdict: str, evidence: dict[str, Any], log_tail: str, kb_verdict: str | None = None
-) -> dict[str, Any]:
+    st: _State,
+    verdict: str,
+    evidence: dict[str, Any],
+    log_tail: str,
+    kb_verdict: str | None = None,
+    **measured: float | None,
+) -> Verdict:
     st.seconds["total"] = time.perf_counter() - st.t0
-    kb = kb_verdict or verdict
-    compiled = verdict not in ("no_code", "static_reject", "compile_error") or kb == "correct"
-    if verdict == "timeout" and evidence.get("phase") == "compile":
-        compiled = False
-    return {
-        "verdict": verdict,
-        "verdict_kernelbench": kb,
-        "counted": "strict",
-        "correct_kernelbench": kb == "correct",
-        "correct_strict": verdict == "correct",
-        "compiled": compiled,
-        "speedup_eager": None,
-        "speedup_compile": None,
-        "custom_kernel_share": None,
-        "static_findings": st.findings,
-        "evidence": {
-            **evidence,
-            "build_phase": (st.build.result or {}).get("builds") if st.build else None,
-            "seconds": {k: round(v, 3) for k, v in st.seconds.items()},
-            "backend": st.config.backend,
-            "gpu": device.gpu_name(st.config.backend),
-            "torch": _torch_version(),
-            "problem": st.job.problem.key,
-        },
-        "log_tail": log_tail,
+    evidence = {
+        **evidence,
+        "build_phase": (st.build.result or {}).get("builds") if st.build else None,
+        "seconds": {k: round(v, 3) for k, v in st.seconds.items()},
+        "backend": st.config.backend,
+        "gpu": device.gpu_name(st.config.backend),
+        "torch": _torch_version(),
+        "problem": st.job.problem.key,
     }
+    return make(
+        verdict,
+        kernelbench=kb_verdict,
+        evidence=evidence,
+        log_tail=log_tail,
+        static_findings=st.findings,
+        **measured,
+    )
 
 
 # ---------------------------------------------------------------- helpers

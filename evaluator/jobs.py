@@ -1,14 +1,78 @@
-"""Job files (JSONL in) and result files (JSONL out) for deferred evaluation on a GPU host."""
+"""Jobs: one candidate to judge against one problem, and the one codec for job lines (JSON).
+
+A job line is ``{"job_id", "problem": {"name", "level", "problem_id", "source"}, "candidate", "code"?,
+"config"?}``. `candidate` is the model's raw answer. `code` is the program the generator already extracted
+from it (null: it found none); when a line has no `code`, the evaluator extracts it here, so every
+candidate's code is extracted exactly once. `config` holds EvalConfig overrides, applied over the judging
+host's own configuration. The same lines serve job files for a GPU host, the evaluator tool's arguments and
+the graph's deferred interrupts.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.api import Job
 from evaluator.config import EvalConfig
-from evaluator.problem import ProblemError, problem_from_source
+from evaluator.extract import extract_candidate
+from evaluator.problem import Problem, ProblemError, problem_from_dict, problem_to_dict
+
+
+@dataclass
+class Job:
+    """A candidate to judge. Without `extracted`, the code is pulled out of `candidate_text` on creation."""
+
+    job_id: str
+    problem: Problem
+    candidate_text: str
+    config: EvalConfig | None = None
+    code: str | None = None
+    extracted: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.extracted:
+            self.code = extract_candidate(self.candidate_text)
+            self.extracted = True
+
+
+def job_line(
+    job_id: str,
+    problem: dict[str, Any] | Problem,
+    candidate: str,
+    overrides: dict[str, Any] | None = None,
+    code: str | None = None,
+    extracted: bool = False,
+) -> dict[str, Any]:
+    """A job line; pass `extracted=True` with the `code` the caller already pulled out of `candidate`."""
+    line: dict[str, Any] = {
+        "job_id": job_id,
+        "problem": problem_to_dict(problem),
+        "candidate": candidate,
+        "config": dict(overrides or {}),
+    }
+    if extracted:
+        line["code"] = code
+    return line
+
+
+def job_from_line(data: dict[str, Any], base: EvalConfig) -> Job:
+    """A Job from a job line, its config overrides applied over `base`; bad lines raise a clear error."""
+    if not isinstance(data.get("candidate"), str):
+        raise TypeError("candidate must be a string")
+    code = data.get("code")
+    if code is not None and not isinstance(code, str):
+        raise TypeError("code must be a string or null")
+    config = base.replace(**data["config"]) if data.get("config") else base
+    return Job(
+        str(data["job_id"]),
+        problem_from_dict(data["problem"]),
+        data["candidate"],
+        config,
+        code=code,
+        extracted="code" in data,
+    )
 
 
 def parse_jobs(path: str | Path, base: EvalConfig) -> tuple[list[Job], list[str]]:
@@ -20,25 +84,14 @@ def parse_jobs(path: str | Path, base: EvalConfig) -> tuple[list[Job], list[str]
         if not line.strip():
             continue
         try:
-            jobs.append(_job(json.loads(line), base, seen))
+            data = json.loads(line)
+            if str(data["job_id"]) in seen:
+                raise ValueError(f"duplicate job_id {data['job_id']!r}")
+            jobs.append(job_from_line(data, base))
+            seen.add(jobs[-1].job_id)
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, ProblemError) as exc:
             errors.append(f"line {lineno}: {type(exc).__name__}: {exc}")
     return jobs, errors
-
-
-def _job(data: dict[str, Any], base: EvalConfig, seen: set[str]) -> Job:
-    job_id = str(data["job_id"])
-    if job_id in seen:
-        raise ValueError(f"duplicate job_id {job_id!r}")
-    seen.add(job_id)
-    p = data["problem"]
-    problem = problem_from_source(
-        p["source"], name=p.get("name", "problem"), level=p.get("level"), problem_id=p.get("problem_id")
-    )
-    if not isinstance(data["candidate"], str):
-        raise TypeError("candidate must be a string")
-    config = base.replace(**data["config"]) if data.get("config") else base
-    return Job(job_id, problem, data["candidate"], config)
 
 
 def finished_ids(path: str | Path) -> set[str]:

@@ -66,6 +66,25 @@ def problem_from_source(
     return Problem(name=name, level=level, problem_id=problem_id, path=path, source=source)
 
 
+def problem_from_dict(data: dict[str, Any]) -> Problem:
+    """A problem from its dict form: a job line's or a graph task's name, level, problem_id and source."""
+    if not isinstance(data, dict) or not isinstance(data.get("source"), str):
+        raise ProblemError("a problem needs its file text as a string under 'source'")
+    return problem_from_source(
+        data["source"],
+        name=data.get("name") or "problem",
+        level=data.get("level"),
+        problem_id=data.get("problem_id"),
+        path=data.get("path"),
+    )
+
+
+def problem_to_dict(problem: Problem | dict[str, Any]) -> dict[str, Any]:
+    """The dict form of a problem as job lines carry it (a task dict keeps just those fields)."""
+    data = problem.to_dict() if isinstance(problem, Problem) else problem
+    return {k: data.get(k) for k in ("name", "level", "problem_id", "source")}
+
+
 def load_problem(path: str | Path) -> Problem:
     """Load one file; level and id come from KernelBench's `levelN/ID_Name.py` layout when present."""
     p = Path(path)

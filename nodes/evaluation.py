@@ -13,6 +13,8 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from evaluator.jobs import job_line
+from evaluator.verdict import missing
 from graph.context import Context, settings
 from graph.state import State, event
 from nodes.select import best_of, rank
@@ -20,10 +22,15 @@ from tools.evaluator import evaluate_candidates
 
 
 def job_for(task: dict[str, Any], candidate: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """A job-file line for one candidate (the evaluator extracts the code from the completion itself)."""
-    problem = {k: task.get(k) for k in ("name", "level", "problem_id", "source")}
-    return {"job_id": f"{task['name']}/{candidate['id']}", "problem": problem,
-            "candidate": candidate["completion"], "config": {**ctx.eval_overrides, "backend": ctx.backend}}
+    """A job line for one candidate, with the code generation already extracted (never extracted twice)."""
+    return job_line(
+        f"{task['name']}/{candidate['id']}",
+        task,
+        candidate["completion"],
+        {**ctx.eval_overrides, "backend": ctx.backend},
+        code=candidate.get("code"),
+        extracted=True,
+    )
 
 
 def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -61,20 +68,7 @@ def match_results(jobs: list[dict[str, Any]], results: Any) -> list[dict[str, An
         by_id = {str(r["job_id"]): dict(r) for r in (results or [])}
     verdicts = []
     for job in jobs:
-        verdict = by_id.get(job["job_id"])
-        if verdict is None:
-            verdict = {
-                "verdict": "runtime_error",
-                "compiled": False,
-                "correct_kernelbench": False,
-                "correct_strict": False,
-                "speedup_eager": None,
-                "speedup_compile": None,
-                "log_tail": f"no evaluator result for job {job['job_id']}",
-                "evidence": {},
-                "static_findings": [],
-                "custom_kernel_share": None,
-            }
+        verdict = by_id.get(job["job_id"]) or dict(missing(job["job_id"]))
         verdict.pop("job_id", None)
         verdicts.append(verdict)
     return verdicts

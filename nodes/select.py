@@ -5,35 +5,19 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from evaluator.verdict import best
+from evaluator.verdict import rank as verdict_rank
 from graph.state import State, event
-
-# How far a candidate got through the evaluator's pipeline: a failure later in it is closer to working.
-STAGE = {
-    "no_code": 0,
-    "static_reject": 1,
-    "compile_error": 2,
-    "timeout": 3,
-    "runtime_error": 3,
-    "wrong_output": 4,
-    "correct": 5,
-}
 
 
 def rank(candidate: dict[str, Any]) -> tuple[bool, bool, float, int, bool]:
-    """Sort key, larger is better: correct (strict, then KernelBench), speedup over eager, stage, compiled."""
-    verdict = candidate.get("verdict") or {}
-    strict, loose = bool(verdict.get("correct_strict")), bool(verdict.get("correct_kernelbench"))
-    speedup = float(verdict.get("speedup_eager") or 0.0) if (strict or loose) else 0.0
-    return strict, loose, speedup, STAGE.get(str(verdict.get("verdict")), 0), bool(verdict.get("compiled"))
+    """A candidate's sort key, larger is better: the rank of its verdict (evaluator.verdict.rank)."""
+    return verdict_rank(candidate.get("verdict"))
 
 
 def best_of(candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The best candidate; ties go to the earliest, so a later equal sample never displaces a found one."""
-    best: dict[str, Any] | None = None
-    for candidate in candidates:
-        if best is None or rank(candidate) > rank(best):
-            best = candidate
-    return best
+    return best(candidates, lambda c: c.get("verdict"))
 
 
 def select(state: State) -> dict[str, Any]:

@@ -67,7 +67,8 @@ def run(
     """Evaluate the examples (builds in parallel, runs one per GPU) and record results as they arrive."""
     import torch
 
-    from evaluator.api import EvalConfig, Job, evaluate_many
+    from evaluator.api import EvalConfig, evaluate_many
+    from evaluator.jobs import Job
     from evaluator.problem import problem_from_source
 
     examples = {e.id: e for e in load_examples()}

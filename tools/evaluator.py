@@ -1,7 +1,8 @@
 """The evaluator as LangChain tools: judge candidates in the evaluator's isolated subprocesses.
 
-Jobs have the job-file shape (``{"job_id", "problem": {"name","level","problem_id","source"}, "candidate",
-"config"}``) so the same dicts serve local evaluation, deferred job files and the tools' arguments.
+Jobs are job lines (``evaluator.jobs``: ``{"job_id", "problem": {"name","level","problem_id","source"},
+"candidate", "code"?, "config"}``) so the same dicts serve local evaluation, deferred job files and the tools'
+arguments.
 """
 
 from __future__ import annotations
@@ -29,22 +30,18 @@ class JobArg(BaseModel):
     job_id: str = Field(description="Caller's id for this job; echoed in the result.")
     problem: ProblemArg
     candidate: str = Field(description="The model's answer (a fenced code block defining ModelNew) or code.")
+    code: str | None = Field(
+        default=None, description="The program already extracted from `candidate`; omit to extract it here."
+    )
     config: dict[str, Any] = Field(default_factory=dict, description="EvalConfig overrides, e.g. backend.")
 
 
 def _run_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Evaluate with the evaluator (parallel builds, isolated runs); one result line per job, in order."""
-    from evaluator.api import EvalConfig, Job, evaluate_many
-    from evaluator.problem import problem_from_source
+    from evaluator.api import EvalConfig, evaluate_many
+    from evaluator.jobs import job_from_line
 
-    base = EvalConfig()
-    batch = []
-    for job in jobs:
-        p = job["problem"]
-        problem = problem_from_source(p["source"], name=p.get("name") or "problem", level=p.get("level"),
-                                      problem_id=p.get("problem_id"))
-        config = base.replace(**job["config"]) if job.get("config") else base
-        batch.append(Job(str(job["job_id"]), problem, job["candidate"], config))
+    batch = [job_from_line(job, EvalConfig()) for job in jobs]
     verdicts = evaluate_many(batch, batch[0].config)
     return [{"job_id": job.job_id, **verdict} for job, verdict in zip(batch, verdicts, strict=True)]
 
@@ -65,7 +62,9 @@ def evaluate_candidates(jobs: list[JobArg]) -> list[dict[str, Any]]:
     wrong_output, correct), correct_strict, correct_kernelbench, compiled, speedup_eager, speedup_compile,
     log_tail, static_findings.
     """
-    return run_jobs([job.model_dump() if isinstance(job, BaseModel) else dict(job) for job in jobs])
+    return run_jobs(
+        [job.model_dump(exclude_unset=True) if isinstance(job, BaseModel) else dict(job) for job in jobs]
+    )
 
 
 @tool

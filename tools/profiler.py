@@ -18,15 +18,10 @@ def _profile(problem: dict[str, Any], backend: str, store: str | None = None) ->
     from pathlib import Path
 
     from evaluator.api import EvalConfig
-    from evaluator.problem import problem_from_source
+    from evaluator.problem import problem_from_dict
     from evaluator.profile import find_profile, profile_problem
 
-    reference = problem_from_source(
-        problem["source"],
-        name=problem.get("name", "problem"),
-        level=problem.get("level"),
-        problem_id=problem.get("problem_id"),
-    )
+    reference = problem_from_dict(problem)
     if store is not None:
         found = find_profile(Path(store), reference)
         if found is None:

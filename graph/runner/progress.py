@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from evaluator.verdict import rank
+
 
 @dataclass
 class Row:
@@ -27,15 +29,6 @@ class Row:
     seconds: float = 0.0
     tokens: int = 0
     candidates: int = 0
-
-
-def _rank(verdict: dict[str, Any]) -> tuple:
-    return (
-        bool(verdict.get("correct_strict")),
-        bool(verdict.get("correct_kernelbench")),
-        verdict.get("speedup_eager") or 0.0,
-        bool(verdict.get("compiled")),
-    )
 
 
 def describe_verdict(verdict: dict[str, Any] | None) -> str:
@@ -100,7 +93,7 @@ class ProgressView:
         for candidate in update.get("candidates") or []:
             row.candidates += 1
             verdict = candidate.get("verdict") or {}
-            if row.best is None or _rank(verdict) > _rank(row.best):
+            if row.best is None or rank(verdict) > rank(row.best):
                 row.best = verdict
         self._show(row, f"{node} done")
 

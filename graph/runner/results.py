@@ -1,6 +1,7 @@
 """results.jsonl: one line per task and strategy, written once the graph has finished.
 
-The line records the best candidate's verdict, what the run was (strategy, context, model) and what it
+The line records the best candidate's verdict summary, every candidate as a record (id, round, sample and
+its verdict summary, `evaluator.verdict.summary`), what the run was (strategy, context, model) and what it
 cost. A key already present is never written again, so a resumed sweep neither loses nor repeats a result.
 """
 
@@ -10,18 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evaluator.verdict import summary
 from graph.runner.jsonl import JsonlLog, read_jsonl
 from graph.runner.suite import task_key
-
-VERDICT_FIELDS = (
-    "verdict",
-    "correct_strict",
-    "correct_kernelbench",
-    "compiled",
-    "speedup_eager",
-    "speedup_compile",
-    "custom_kernel_share",
-)
 
 
 def result_key(record: dict[str, Any]) -> tuple[str, str]:
@@ -69,16 +61,12 @@ def build_result(
         "problem_id": task["problem_id"],
         "strategy": strategy,
     }
-    record.update({field: verdict.get(field) for field in VERDICT_FIELDS})
+    record.update(summary(verdict))
     record["verdict"] = verdict.get("verdict", "no_candidate")
     record.update(
         best_id=(best or {}).get("id"),
         best_code=(best or {}).get("code"),
-        candidates=len(candidates),
-        candidate_verdicts=[(c.get("verdict") or {}).get("verdict") for c in candidates],
-        candidate_speedups=[(c.get("verdict") or {}).get("speedup_eager") for c in candidates],
-        candidate_kernelbench=[bool((c.get("verdict") or {}).get("correct_kernelbench")) for c in candidates],
-        candidate_custom_shares=[(c.get("verdict") or {}).get("custom_kernel_share") for c in candidates],
+        candidates=[candidate_record(c) for c in candidates],
         rounds=values.get("round"),
         prompt_tokens=sum(int(e.get("prompt_tokens") or 0) for e in events),
         completion_tokens=sum(int(e.get("completion_tokens") or 0) for e in events),
@@ -87,3 +75,8 @@ def build_result(
     )
     record.update(run_info)
     return record
+
+
+def candidate_record(candidate: dict[str, Any]) -> dict[str, Any]:
+    """What a results line keeps of one candidate: where it came from and its verdict summary."""
+    return {k: candidate.get(k) for k in ("id", "round", "sample")} | summary(candidate.get("verdict"))

@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks import kernelbench_paper as paper
 from benchmarks import paper_report as report
+from evaluator.verdict import make, summary
 from graph.runner.jsonl import read_jsonl
 
 
@@ -92,10 +93,16 @@ def _record(config: str, level: int, verdicts: list[str], **best) -> dict:
     return {
         "config": config,
         "level": level,
-        "candidate_verdicts": verdicts,
-        "candidate_speedups": [1.2 if v == "correct" else None for v in verdicts],
-        "candidate_kernelbench": [v == "correct" for v in verdicts],
-        "candidate_custom_shares": [1.0 if v == "correct" else None for v in verdicts],
+        "candidates": [
+            summary(
+                make(
+                    v,
+                    speedup_eager=1.2 if v == "correct" else None,
+                    custom_kernel_share=1.0 if v == "correct" else None,
+                )
+            )
+            for v in verdicts
+        ],
         "prompt_tokens": 1000,
         "completion_tokens": 500,
         "node_seconds": 60.0,
@@ -137,8 +144,8 @@ def test_table_counts_strict_correct_fast_1_and_kernelbench_correct_without_cust
 def test_best_of_n_curve_and_report_files(tmp_path: Path) -> None:
     eight = ["wrong_output"] * 7 + ["correct"]
     copied = _record("x", 1, ["static_reject"] * 8, correct_strict=False) | {"task": "b"}
-    copied["candidate_kernelbench"] = [True, True] + [False] * 6  # the reference, renamed: no custom work
-    copied["candidate_custom_shares"] = [0.0, 0.0] + [None] * 6
+    for candidate in copied["candidates"][:2]:  # the reference, renamed: no custom work
+        candidate.update(correct_kernelbench=True, custom_kernel_share=0.0)
     _write(
         tmp_path / "runs" / "profiling_guided_n8" / "results.jsonl",
         [

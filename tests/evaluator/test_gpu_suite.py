@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from gpu_candidates import cases
 
-from evaluator.api import Job, evaluate, evaluate_many
+from evaluator.api import evaluate, evaluate_many
 from evaluator.config import EvalConfig
+from evaluator.jobs import Job
 from evaluator.problem import Problem, load_problem
 
 pytestmark = pytest.mark.gpu

@@ -12,8 +12,9 @@ from typing import Any
 import cpu_cases as cases
 import pytest
 
-from evaluator.api import Job, evaluate, evaluate_many
+from evaluator.api import evaluate, evaluate_many
 from evaluator.config import EvalConfig
+from evaluator.jobs import Job
 from evaluator.problem import Problem, load_problem, shrink_problem
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from nodes.llm import Completion
+from evaluator.verdict import Verdict, make
+from nodes.model.llm import Completion
 
 TASK = {
     "name": "Tiny_Relu",
@@ -29,21 +30,10 @@ def answer(kind: str, speedup: float | None = None, body: str = "") -> str:
     return f"```python\n{mark}\n{body}\nclass ModelNew:\n    pass\n```"
 
 
-def verdict(kind: str, speedup: float | None = None, log: str = "") -> dict[str, Any]:
-    """A verdict dict in the evaluator's shape."""
-    correct = kind == "correct"
-    return {
-        "verdict": kind,
-        "correct_kernelbench": correct,
-        "correct_strict": correct,
-        "compiled": kind in {"correct", "wrong_output", "runtime_error", "timeout"},
-        "speedup_eager": speedup if correct else None,
-        "speedup_compile": None,
-        "evidence": {},
-        "log_tail": log or f"{kind} happened",
-        "static_findings": [],
-        "custom_kernel_share": None,
-    }
+def verdict(kind: str, speedup: float | None = None, log: str = "") -> Verdict:
+    """A verdict made by the evaluator's own constructor."""
+    speedup = speedup if kind == "correct" else None
+    return make(kind, log_tail=log or f"{kind} happened", speedup_eager=speedup)
 
 
 def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:

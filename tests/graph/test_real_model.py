@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from evaluator.api import VERDICTS
+from evaluator.verdict import VERDICTS
 from graph import compile_graph
 from graph.context import Context
 from graph.demo_tasks import DEMO_LEVEL, demo_paths
@@ -24,8 +24,8 @@ EVAL = {"timing_trials": 5, "warmup": 1, "reference_compile": "off"}
 
 @pytest.fixture(scope="module")
 def real_model() -> None:
-    from nodes import llm
-    from nodes.model_store import ModelStoreError, embedded_model_path
+    from nodes.model import llm
+    from nodes.model.store import ModelStoreError, embedded_model_path
 
     try:
         embedded_model_path()

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from evaluator.verdict import summary
 from graph.runner.deferred import job_lines, load_results, resume_map, write_jobs
 from graph.runner.jsonl import JsonlLog, read_jsonl
 from graph.runner.report import render, summarise
@@ -41,7 +42,10 @@ def test_results_are_written_once_per_task_and_strategy(tmp_path) -> None:
     }
     values = {
         "best": best,
-        "candidates": [{"verdict": {"verdict": "compile_error"}}, best],
+        "candidates": [
+            {"id": "r0s0", "round": 0, "sample": 0, "verdict": {"verdict": "compile_error"}},
+            best,
+        ],
         "round": 1,
         "events": [
             {"prompt_tokens": 100, "completion_tokens": 50, "seconds": 2.0},
@@ -56,9 +60,12 @@ def test_results_are_written_once_per_task_and_strategy(tmp_path) -> None:
     assert again.has(TASK, "zero_shot") and not again.has(TASK, "agent")
     line = read_jsonl(tmp_path / "results.jsonl")[0]
     assert line["verdict"] == "correct" and line["speedup_eager"] == 1.5 and line["best_id"] == "r0s1"
-    assert line["candidate_verdicts"] == ["compile_error", "correct"]
-    assert line["candidate_speedups"] == [None, 1.5]
-    assert line["candidate_kernelbench"] == [False, True] and line["candidate_custom_shares"] == [None, 0.8]
+    first, second = line["candidates"]
+    assert first == {"id": "r0s0", "round": 0, "sample": 0, **summary({"verdict": "compile_error"})}
+    assert [c["verdict"] for c in line["candidates"]] == ["compile_error", "correct"]
+    assert [c["speedup_eager"] for c in line["candidates"]] == [None, 1.5]
+    assert second["correct_kernelbench"] is True and second["custom_kernel_share"] == 0.8
+    assert second == {"id": "r0s1", "round": None, "sample": None, **best["verdict"]}
     assert (line["prompt_tokens"], line["completion_tokens"], line["node_seconds"]) == (100, 50, 3.25)
     assert line["model"] == {"name": "m"}
 

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
 from rich.console import Console
 
+from evaluator.verdict import Verdict, make
 from graph.context import Context
 from graph.runner.jsonl import read_jsonl
 from graph.runner.progress import ProgressView
@@ -35,16 +36,10 @@ class ToyState(TypedDict, total=False):
     events: Annotated[list[dict[str, Any]], operator.add]
 
 
-def _verdict(code: str) -> dict[str, Any]:
-    good = code.endswith("good")
-    return {
-        "verdict": "correct" if good else "compile_error",
-        "correct_strict": good,
-        "correct_kernelbench": good,
-        "compiled": good,
-        "speedup_eager": 1.25 if good else None,
-        "speedup_compile": None,
-    }
+def _verdict(code: str) -> Verdict:
+    if code.endswith("good"):
+        return make("correct", speedup_eager=1.25)
+    return make("compile_error")
 
 
 def toy_graph(
@@ -254,7 +249,7 @@ def test_a_finished_send_branch_is_neither_rerun_nor_traced_twice(tmp_path: Path
     samples = [e["sample"] for e in read_jsonl(run.trace) if e["kind"] == "node"]
     assert sorted(samples) == [0, 1]
     (result,) = read_jsonl(run.results)
-    assert result["candidates"] == 2 and result["verdict"] == "correct"
+    assert len(result["candidates"]) == 2 and result["verdict"] == "correct"
 
 
 def test_a_failing_graph_is_reported_and_retried_on_resume_while_the_others_finish(tmp_path: Path) -> None:
@@ -305,6 +300,6 @@ def test_a_kill_between_a_nodes_saved_writes_and_the_next_checkpoint_continues_t
     assert calls == ["generate:Scaled_LeakyReLU_Shift"]
     once(kill_at_step=None)
     (result,) = read_jsonl(run.results)
-    assert result["verdict"] == "correct" and result["candidates"] == 1
+    assert result["verdict"] == "correct" and len(result["candidates"]) == 1
     assert calls == ["generate:Scaled_LeakyReLU_Shift", "evaluate:Scaled_LeakyReLU_Shift"]
     assert "continue" in [e["kind"] for e in read_jsonl(run.trace)]
