@@ -10,8 +10,8 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, settings
 from graph.state import State, event
-from nodes.llm import shared_model
-from nodes.prompt_files import build_messages
+from nodes.model.llm import shared_model
+from nodes.prompt_files import build_messages, fragment
 from retrieval_corpus.corpus import CATEGORIES
 
 PLAN_SCHEMA: dict[str, Any] = {
@@ -44,10 +44,8 @@ def analyse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     tried = ""
     if previous:
         feedback = state.get("feedback") or {}
-        tried = (
-            f"A previous plan did not work: {previous.get('summary', '')}\n"
-            f"Its last error: {feedback.get('error', '')}\nPropose a different, simpler plan."
-        )
+        summary, error = str(previous.get("summary", "")), str(feedback.get("error", ""))
+        tried = fragment("analysis/replan", {"summary": summary, "error": error})
     values = {
         "source": state["task"]["source"].strip(),
         "profile": ((state.get("profile") or {}).get("text") or ""),

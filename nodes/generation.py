@@ -15,16 +15,13 @@ from langgraph.types import Send
 from evaluator.extract import extract_candidate
 from graph.context import Context, settings
 from graph.state import SampleInput, State, event
-from nodes.llm import shared_model
-from nodes.prompt_files import build_messages, load_template, render
+from nodes.model.llm import shared_model
+from nodes.prompt_files import build_messages, fragment, load_template, render
 from nodes.select import best_of
 
 SOLUTION_CHARS = 3000  # one retrieved solution shown in a prompt, at most
-OMITTED = "# ... (the middle of this example is left out) ..."
-EXAMPLES_DONE = (
-    "The examples above solve other problems. Now write the complete module defining ModelNew for the "
-    "model at the top: one ```python block."
-)
+OMITTED = fragment("generate/omitted")
+EXAMPLES_DONE = fragment("generate/examples_done")
 NAIVE_HISTORY_CHARS = 24_000  # about 7k tokens of replayed conversation, so a 16k context never overflows
 
 
@@ -111,7 +108,8 @@ def _naive_turns(history: list[dict[str, Any]]) -> list[dict[str, str]]:
     budget = NAIVE_HISTORY_CHARS
     for past in reversed(history):
         verdict = past.get("verdict") or {}
-        reply = f"The evaluator reported {verdict.get('verdict')}:\n{verdict.get('log_tail', '')}\nFix it."
+        reply = fragment("generate/naive_reply",
+                         {"verdict": str(verdict.get("verdict")), "log": str(verdict.get("log_tail", ""))})
         budget -= len(past["completion"]) + len(reply)
         if budget < 0 and turns:
             break
@@ -138,10 +136,10 @@ def _context_section(inp: SampleInput, ctx: Context) -> str:
     parts: list[str] = []
     profile = inp.get("profile") or {}
     if profile.get("text"):
-        parts.append(f"## Where the reference spends its time\n{profile['text'].strip()}")
+        parts.append(fragment("generate/profile", {"profile": profile["text"].strip()}))
     plan = inp.get("plan")
     if plan:
-        parts.append(f"## Plan\n{_plan_text(plan)}")
+        parts.append(fragment("generate/plan", {"plan": _plan_text(plan)}))
     examples = inp.get("examples") or []
     for example in examples:
         parts.append(_example_text(example, ctx))
@@ -154,7 +152,8 @@ def _context_section(inp: SampleInput, ctx: Context) -> str:
 def _plan_text(plan: dict[str, Any]) -> str:
     lines = [str(plan.get("summary", "")).strip()]
     for op in plan.get("ops") or []:
-        lines.append(f"- {op.get('action', '?')}: {op.get('op', '?')} ({op.get('category', '?')})")
+        values = {key: str(op.get(key, "?")) for key in ("action", "op", "category")}
+        lines.append(fragment("generate/plan_op", values))
     return "\n".join(line for line in lines if line)
 
 
@@ -163,15 +162,15 @@ def _example_text(example: dict[str, Any], ctx: Context) -> str:
 
     The heading says it solves another problem: the 1.5B model otherwise copies an example's math.
     """
-    head = (
-        f"## Related example from another problem (borrow the technique, not its math): "
-        f"{example.get('title', example.get('id'))}\n"
-        f"Techniques: {', '.join(example.get('techniques') or [])}. When to use: "
-        f"{example.get('when_to_use', '')}"
-    )
+    head = fragment("generate/example", {
+        "title": str(example.get("title", example.get("id"))),
+        "techniques": ", ".join(example.get("techniques") or []),
+        "when_to_use": str(example.get("when_to_use", "")),
+    })
     if ctx.backend != "cuda" or not example.get("solution"):
         return head
-    return f"{head}\n```python\n{solution_excerpt(str(example['solution']), SOLUTION_CHARS)}\n```"
+    excerpt = solution_excerpt(str(example["solution"]), SOLUTION_CHARS)
+    return f"{head}\n{fragment('generate/example_code', {'solution': excerpt})}"
 
 
 def solution_excerpt(solution: str, limit: int) -> str:

@@ -5,6 +5,9 @@ Nodes whose prompt does not depend on the ambition read ``nodes/prompts/common/<
 A prompt file is a template. Text before a line ``<!-- user -->`` is the system message, text after it the
 user message; without the marker the whole text is the user message. ``{{name}}`` placeholders are filled
 from the values a node passes; unknown placeholders are left as written so a typo stays visible.
+
+Prompt text a node assembles in code (a section heading, an instruction) is a fragment:
+``nodes/prompts/common/<node>/<name>.md``, filled the same way but otherwise taken byte for byte.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 
 PROMPT_ROOT = Path(__file__).resolve().parent / "prompts"
 USER_MARKER = "<!-- user -->"
-COMMON = "common"  # prompts that do not depend on the ambition (feedback, triage)
+COMMON = "common"  # prompts that do not depend on the ambition (feedback, triage, the fragments)
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 _BLANK_RUN = re.compile(r"\n([ \t]*\n){3,}")  # three or more blank lines: only empty sections make those
 
@@ -45,9 +48,20 @@ def load_template(node: str, ambition: str, backend: str, overrides: dict[str, s
     return prompt_path(node, ambition, backend).read_text()
 
 
+def fill(template: str, values: dict[str, str]) -> str:
+    """The template with its known placeholders filled (one pass: filled-in text is never read again)."""
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def fragment(name: str, values: dict[str, str] | None = None) -> str:
+    """A filled fragment, ``common/<name>.md`` without its final newline (fragments join byte for byte)."""
+    text = (PROMPT_ROOT / COMMON / f"{name}.md").read_text(encoding="utf-8")
+    return fill(text.removesuffix("\n"), values or {})
+
+
 def render(template: str, values: dict[str, str]) -> list[dict[str, str]]:
     """Fill the placeholders and split into chat messages (system first, so prompts share their prefix)."""
-    text = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+    text = fill(template, values)
     text = _BLANK_RUN.sub("\n\n", text)  # empty optional sections leave no gaps
     if USER_MARKER in text:
         system, user = text.split(USER_MARKER, 1)

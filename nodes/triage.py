@@ -4,6 +4,9 @@ Rules cover what rules can read off the evaluator's verdict (no code, static rej
 timeouts, illegal accesses, undefined names, shape mismatches, correct-but-slow); the model, JSON-
 constrained, diagnoses wrong outputs. The generator then sees only the last candidate, the real error
 (short) and this instruction: DESIGN.md's findings on why naive "fix it" refinement fails.
+
+The error patterns are the retrieval corpus's error notes (their `rules`, see retrieval_corpus.error_notes);
+each category's instruction is the prompt fragment ``nodes/prompts/common/triage/<category>.md``.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from evaluator.verdict import STAGE
 from graph.context import Context, settings
 from graph.state import State, event
 from nodes.generation import fan_out
-from nodes.llm import shared_model
-from nodes.prompt_files import build_messages
-from nodes.select import STAGE, best_of, rank
-from retrieval_corpus.error_notes import match_error_notes, note_for
+from nodes.model.llm import shared_model
+from nodes.prompt_files import build_messages, fragment
+from nodes.select import best_of, rank
+from retrieval_corpus.error_notes import classify, match_error_notes, note_for
 
 ERROR_CHARS = 700
 NOTE_CHARS = 600
@@ -46,34 +50,6 @@ TRIAGE_SCHEMA: dict[str, Any] = {
                    "wrong_line": {"type": "string"}, "fixed_line": {"type": "string"}},
     "required": ["reference_math", "kernel_math", "wrong_line", "fixed_line"],
 }
-
-# (pattern over the real error, category, instruction); the first match wins.
-RULES: list[tuple[re.Pattern[str], str, str]] = [
-    (re.compile(r"name 'load_inline' is not defined"), "missing_import",
-     "Add `from torch.utils.cpp_extension import load_inline` at the top of the module."),
-    (re.compile(r"name '(\w+)' is not defined"), "undefined_name",
-     "`{0}` is used but never defined or imported: define or import it before use, or stop using it."),
-    (re.compile(r"main\.cpp:\d+:\d+: error: [‘'](\w+)[’'] was not declared in this scope\n[^\n]*m\.def\("),
-     "functions_mismatch",
-     "load_inline's functions=[\"{0}\"] names a function that cpp_sources does not declare: declare it "
-     "there with the signature of the host function in your CUDA source (e.g. `torch::Tensor {0}(torch::"
-     "Tensor x);`), or list the name that is declared."),
-    (re.compile(r"[‘'](\w+)[’'] was not declared in this scope|identifier \"(\w+)\" is undefined"),
-     "undeclared",
-     "`{0}` is not declared in your C++/CUDA code: write that operation out yourself (e.g. `a + b`, "
-     "`fmaxf(a, b)`) or define `{0}` above the function that uses it."),
-    (re.compile(r"object is not callable"), "module_called",
-     "The object returned by load_inline is a module: call its function, e.g. `self.ext.my_kernel(x)`, "
-     "not the module itself."),
-    (re.compile(r"illegal memory access|out of bounds|misaligned address|segmentation fault", re.I),
-     "illegal_access",
-     "An index runs past a buffer: compute the index from blockIdx/threadIdx, return when it is >= the "
-     "element count, and size the grid from numel()."),
-    (re.compile(r"shape|size mismatch|must match the size|expected .*size", re.I), "wrong_shape",
-     "The output has the wrong shape: allocate it with the shape Model.forward returns (compute it from "
-     "the inputs), not torch::zeros_like of an input."),
-]
-
 
 def real_error(verdict: dict[str, Any]) -> str:
     """The log lines that carry the failure, with the source line a compiler quotes, then the evidence.
@@ -129,57 +105,34 @@ def rule_feedback(verdict: dict[str, Any], code: str = "") -> dict[str, str] | N
     if (unbound := _extension_function_called_bare(error, code)) is not None:
         return unbound
     if kind == "no_code":
-        return {
-            "category": "no_code",
-            "instruction": "Answer with exactly one ```python code block holding "
-            "the complete module (imports, kernel source, load_inline, class ModelNew). No prose, and do "
-            "not repeat yourself.",
-        }
+        return _ruled("no_code")
     if kind == "static_reject":
         findings = "; ".join(str(f.get("message") or f.get("code")) if isinstance(f, dict) else str(f)
                              for f in verdict.get("static_findings") or []) or error
-        return {
-            "category": "static_reject",
-            "instruction": f"The checker rejected the code ({findings[:300]}). "
-            "ModelNew.forward must compute its result with your own kernel: no call to the reference's "
-            "torch ops and no fallback to PyTorch.",
-        }
+        return _ruled("static_reject", findings=findings[:300])
     if kind == "timeout":
-        return {
-            "category": "timeout",
-            "instruction": "The candidate ran past the time limit: bound every "
-            "loop, check the launch configuration and give each thread a fixed amount of work.",
-        }
+        return _ruled("timeout")
     if kind == "correct":
-        speedup = verdict.get("speedup_eager")
-        return {
-            "category": "slow",
-            "instruction": f"It is correct but runs at {speedup}x eager. Make one "
-            "change for speed: fuse the remaining elementwise ops into your kernel, or cut memory "
-            "passes (vectorised loads, one read and one write per element).",
-        }
-    for pattern, category, instruction in RULES:
-        match = pattern.search(error)
-        if match:
-            names = [g for g in match.groups() if g]
-            return {"category": category, "instruction": instruction.format(*names)}
+        return _ruled("slow", speedup=str(verdict.get("speedup_eager")))
+    if (hit := classify(error)) is not None:
+        rule, match = hit
+        return _ruled(rule.category, name=next((g for g in match.groups() if g), ""))
     if kind == "compile_error":
         lines = error.splitlines() or ["see the log"]
         at = next((i for i, line in enumerate(lines) if _COMPILER_ERROR.search(line)), 0)
         first = lines[at]
         if at + 1 < len(lines) and not _ERROR_LINE.search(lines[at + 1]):  # the source line it quotes
             first += f" at: {lines[at + 1]}"
-        return {
-            "category": "compile_error",
-            "instruction": f"Fix this compile error and change nothing else: {first[:300]}",
-        }
+        return _ruled("compile_error", error=first[:300])
     if kind == "runtime_error":
         last = error.splitlines()[-1] if error else "see the log"
-        return {
-            "category": "runtime_error",
-            "instruction": f"Fix this runtime error and change nothing else: {last[:300]}",
-        }
+        return _ruled("runtime_error", error=last[:300])
     return None
+
+
+def _ruled(category: str, **values: str) -> dict[str, str]:
+    """The category with its instruction, the prompt fragment ``triage/<category>`` filled with `values`."""
+    return {"category": category, "instruction": fragment(f"triage/{category}", values)}
 
 
 def _extension_function_called_bare(error: str, code: str) -> dict[str, str] | None:
@@ -188,9 +141,7 @@ def _extension_function_called_bare(error: str, code: str) -> dict[str, str] | N
     module = re.search(r"^\s*(\w+)\s*=\s*load_inline\(", code, re.MULTILINE)
     if not name or not module or not re.search(rf"[\"']{name.group(1)}[\"']", code):
         return None
-    fn, ext = name.group(1), module.group(1)
-    return {"category": "unbound_extension_function", "instruction": f"`{fn}` lives in the module that "
-            f"load_inline returned: call it as `{ext}.{fn}(...)` everywhere, not as a bare `{fn}(...)`."}
+    return _ruled("unbound_extension_function", name=name.group(1), module=module.group(1))
 
 
 def error_note(category: str, error: str) -> str:
@@ -210,7 +161,8 @@ def triage(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     error = real_error(verdict)
     messages, reply = None, None
     if ctx.feedback == "naive":
-        feedback = {"category": str(verdict.get("verdict")), "instruction": "Fix it.", "source": "naive"}
+        feedback = {"category": str(verdict.get("verdict")), "instruction": fragment("triage/naive"),
+                    "source": "naive"}
     elif (ruled := rule_feedback(verdict, last.get("code") or "")) is not None:
         feedback = {**ruled, "source": "rules"}
     else:
@@ -240,10 +192,10 @@ def _parse_reply(text: str) -> dict[str, str]:
         data = {k: str(v).strip()[:300] for k, v in json.loads(text).items()}
         wrong, fixed, reference = data["wrong_line"], data["fixed_line"], data["reference_math"]
     except (ValueError, KeyError, TypeError, AttributeError):
-        return {"diagnosis": "unparseable triage reply", "instruction": "The output values are wrong: "
-                "re-derive the math of Model.forward step by step and make your kernel compute exactly that."}
-    instruction = f"The line `{wrong}` computes wrong values: make it compute `{reference}` for each element"
-    instruction += f", e.g. `{fixed}`." if fixed and fixed != wrong else "."
+        return {"diagnosis": "unparseable triage reply",
+                "instruction": fragment("triage/wrong_output_unparseable")}
+    name = "triage/wrong_output" if fixed and fixed != wrong else "triage/wrong_output_unfixed"
+    instruction = fragment(name, {"wrong_line": wrong, "reference_math": reference, "fixed_line": fixed})
     return {"diagnosis": f"reference: {reference}; kernel: {data.get('kernel_math', '')}",
             "instruction": instruction}
 

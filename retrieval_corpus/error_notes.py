@@ -1,4 +1,4 @@
-"""Short notes on common compile and runtime errors of load_inline CUDA code, for the triage node.
+"""Short notes on common compile and runtime errors of load_inline CUDA code, and triage's rule table.
 
 Each `errors/<id>.md` starts with a front matter block:
 
@@ -8,9 +8,15 @@ Each `errors/<id>.md` starts with a front matter block:
     patterns: ["regex", ...]        (a JSON list; matched case-insensitively against the error log)
     sample: one real-looking error line the patterns must match
     aliases: ["triage category", ...]   (optional JSON list: names `note_for` also answers to)
+    rules: [{"order": 1, "category": "...", "pattern": "regex"}, ...]   (optional JSON list, see below)
     ---
 
 followed by the note (cause and fix). Standard library only.
+
+The notes' `rules` together are the triage node's one rule table: the first rule by `order` whose pattern
+occurs in the real error names the failure's category (triage's instruction is the prompt file of that
+category, filled with the pattern's first captured group). Rule patterns are matched as written,
+case-sensitively unless they start with `(?i)`, because a rule may capture a name from the log.
 """
 
 from __future__ import annotations
@@ -29,6 +35,15 @@ class ErrorNoteError(ValueError):
 
 
 @dataclass(frozen=True)
+class ErrorRule:
+    """A triage rule: where `pattern` occurs in the real error, the failure is `category`."""
+
+    order: int
+    category: str
+    pattern: re.Pattern[str]
+
+
+@dataclass(frozen=True)
 class ErrorNote:
     id: str
     title: str
@@ -37,6 +52,7 @@ class ErrorNote:
     sample: str
     body: str
     aliases: tuple[str, ...] = ()
+    rules: tuple[ErrorRule, ...] = ()
 
     def first_match(self, log: str) -> int | None:
         """Offset of the earliest pattern match in `log`, or None."""
@@ -88,12 +104,25 @@ def parse_note(note_id: str, text: str) -> ErrorNote:
         sample=fields["sample"],
         body="\n".join(lines[end + 1 :]).strip(),
         aliases=tuple(aliases),
+        rules=_parse_rules(note_id, fields.get("rules", "[]")),
     )
+
+
+def _parse_rules(note_id: str, value: str) -> tuple[ErrorRule, ...]:
+    try:
+        return tuple(
+            ErrorRule(order=int(r["order"]), category=str(r["category"]), pattern=re.compile(r["pattern"]))
+            for r in json.loads(value)
+        )
+    except (json.JSONDecodeError, re.error, TypeError, KeyError, ValueError) as exc:
+        raise ErrorNoteError(
+            f"{note_id}: rules must be a JSON list of {{order, category, pattern}} objects ({exc})"
+        ) from exc
 
 
 def load_error_notes(root: Path | None = None) -> list[ErrorNote]:
     base = root or errors_dir()
-    return [parse_note(p.stem, p.read_text()) for p in sorted(base.glob("*.md"))]
+    return [parse_note(p.stem, p.read_text(encoding="utf-8")) for p in sorted(base.glob("*.md"))]
 
 
 @lru_cache(maxsize=1)
@@ -112,3 +141,21 @@ def note_for(name: str, notes: list[ErrorNote] | None = None) -> ErrorNote | Non
     """The note with this id or alias (e.g. a triage category such as 'illegal_access'), if any."""
     pool = notes if notes is not None else list(_packaged_notes())
     return next((n for n in pool if name == n.id or name in n.aliases), None)
+
+
+def triage_rules(notes: list[ErrorNote] | None = None) -> list[ErrorRule]:
+    """Every note's rules in matching order; two rules with one order would make the first match ambiguous."""
+    pool = notes if notes is not None else list(_packaged_notes())
+    rules = sorted((rule for note in pool for rule in note.rules), key=lambda rule: rule.order)
+    orders = [rule.order for rule in rules]
+    if len(orders) != len(set(orders)):
+        raise ErrorNoteError(f"rule orders must be unique: {orders}")
+    return rules
+
+
+def classify(error: str, notes: list[ErrorNote] | None = None) -> tuple[ErrorRule, re.Match[str]] | None:
+    """The first rule whose pattern occurs in the real error, with its match; None when no rule applies."""
+    for rule in triage_rules(notes):
+        if match := rule.pattern.search(error):
+            return rule, match
+    return None

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from graph.context import AMBITIONS
-from nodes.prompt_files import build_messages, load_template, prompt_path, render
+from nodes.prompt_files import (
+    COMMON,
+    PROMPT_ROOT,
+    build_messages,
+    fragment,
+    load_template,
+    prompt_path,
+    render,
+)
 
 GENERATE_VALUES = {"source": "class Model: ...", "context": "CTX", "feedback": "FB"}
 
@@ -78,3 +88,20 @@ def test_empty_sections_leave_no_gap_but_source_blank_lines_survive() -> None:
     )
     assert source in messages[1]["content"]
     assert "\n\n\n\n" not in messages[1]["content"]
+
+
+FRAGMENTS = sorted(p for p in (PROMPT_ROOT / COMMON).glob("*/*.md"))
+
+
+@pytest.mark.parametrize("path", FRAGMENTS, ids=[f"{p.parent.name}/{p.stem}" for p in FRAGMENTS])
+def test_every_fragment_fills_and_keeps_its_text_as_written(path) -> None:
+    name = f"{path.parent.name}/{path.stem}"
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("\n") and not text.endswith("\n\n"), "one final newline, which fragment() drops"
+    values = {key: f"<{key}>" for key in re.findall(r"\{\{(\w+)\}\}", text)}
+    assert fragment(name, values) == text.removesuffix("\n").replace("{{", "<").replace("}}", ">")
+
+
+def test_fragments_fill_in_one_pass_and_keep_blank_lines() -> None:
+    reply = fragment("generate/naive_reply", {"verdict": "{{log}}", "log": "A\n\n\n\nB"})
+    assert reply == "The evaluator reported {{log}}:\nA\n\n\n\nB\nFix it."

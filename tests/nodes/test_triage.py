@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from nodes.prompt_files import fragment
 from nodes.triage import error_note, real_error, rule_feedback
+from retrieval_corpus import error_notes
+from retrieval_corpus.error_notes import ErrorNote, parse_note, triage_rules
 
 BUILD_LOG = """\
 [1/3] c++ -MMD -MF main.o.d -DTORCH_EXTENSION_NAME=add_ext -O3 -c main.cpp -o main.o
@@ -176,3 +179,24 @@ def test_error_note_prefers_the_note_matching_the_real_error() -> None:
     # no pattern matches this text: the category's alias decides
     assert "zeros_like" in error_note("wrong_shape", "values differ")
     assert error_note("no_such_category", "nothing recognisable") == ""
+
+
+def test_every_rule_of_the_table_has_an_instruction_fragment() -> None:
+    for rule in triage_rules():
+        assert "{{" not in fragment(f"triage/{rule.category}", {"name": "n"}), rule.category
+
+
+def _note(note_id: str, rules: str) -> ErrorNote:
+    front = f'title: t\nphase: runtime\npatterns: ["zzz"]\nsample: zzz\nrules: {rules}'
+    return parse_note(note_id, f"---\n{front}\n---\nFix.\n")
+
+
+def test_the_error_notes_rule_table_drives_triage(monkeypatch) -> None:
+    # both rules match; the lower order wins, whatever the note order
+    notes = (_note("a", '[{"order": 2, "category": "module_called", "pattern": "XYZZY"}]'),
+             _note("b", '[{"order": 1, "category": "undefined_name", "pattern": "XYZZY (\\\\w+)"}]'))
+    monkeypatch.setattr(error_notes, "_packaged_notes", lambda: notes)
+    assert rule_feedback(v("runtime_error", "XYZZY plugh")) == {
+        "category": "undefined_name", "instruction": fragment("triage/undefined_name", {"name": "plugh"})}
+    not_ruled = rule_feedback(v("runtime_error", "NameError: name 'weight' is not defined"))
+    assert not_ruled["category"] == "runtime_error"

@@ -8,10 +8,12 @@ import pytest
 
 from retrieval_corpus.error_notes import (
     ErrorNoteError,
+    classify,
     load_error_notes,
     match_error_notes,
     note_for,
     parse_note,
+    triage_rules,
 )
 
 NOTES = load_error_notes()
@@ -52,3 +54,27 @@ def test_note_for_answers_to_ids_and_triage_aliases() -> None:
     assert note_for("no_such_category") is None
     aliases = [a for n in NOTES for a in n.aliases]
     assert len(aliases) == len(set(aliases)), "an alias must name one note"
+
+
+def test_the_notes_carry_triages_rules_in_matching_order() -> None:
+    assert [rule.category for rule in triage_rules()] == [
+        "missing_import", "undefined_name", "functions_mismatch", "undeclared", "module_called",
+        "illegal_access", "wrong_shape"]
+    rule, match = classify("NameError: name 'load_inline' is not defined")
+    assert rule.category == "missing_import", "an earlier rule wins over a later one that matches too"
+    rule, match = classify('cuda.cu(12): error: identifier "blockDim_x" is undefined')
+    assert (rule.category, next(g for g in match.groups() if g)) == ("undeclared", "blockDim_x")
+    assert classify("Output SHAPE differs")[0].category == "wrong_shape", "(?i) makes a rule ignore case"
+    assert classify("'MODULE' OBJECT IS NOT CALLABLE") is None, "rules match case-sensitively by default"
+
+
+def test_malformed_or_ambiguous_rules_are_refused() -> None:
+    head = "---\ntitle: t\nphase: compile\npatterns: []\nsample: s\n"
+    with pytest.raises(ErrorNoteError, match="rules"):
+        parse_note("x", head + 'rules: [{"order": 1, "pattern": "p"}]\n---\nbody\n')
+    with pytest.raises(ErrorNoteError, match="rules"):
+        parse_note("x", head + 'rules: [{"order": 1, "category": "c", "pattern": "(unclosed"}]\n---\nbody\n')
+    twice = [parse_note(i, head + f'rules: [{{"order": 1, "category": "{i}", "pattern": "p"}}]\n---\nb\n')
+             for i in ("x", "y")]
+    with pytest.raises(ErrorNoteError, match="unique"):
+        triage_rules(twice)
