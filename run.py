@@ -18,9 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-STRATEGIES = ("zero_shot", "profiling_guided", "iterative_refinement", "agent")
-DEFAULT_ROUNDS = 2
-
 EPILOG = """\
 time: the default run makes about 50 model calls (6 tasks x 4 strategies, 2 rounds) and 30 evaluations.
 Measured on a shared, loaded 2-core CPU: one demo task through all four strategies in 8 m 45 s, so
@@ -41,6 +38,10 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The flags; their choices and the defaults they name come from graph.context, the one source."""
+    from graph.context import STRATEGIES, Context, choices
+
+    default = Context()
     parser = argparse.ArgumentParser(
         prog="run.py",
         description=__doc__,
@@ -70,20 +71,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--list-tasks", action="store_true", help="list tasks, strategies and presets, then exit"
     )
     knobs = parser.add_argument_group("strategy knobs (the graphs' context)")
-    knobs.add_argument("-n", "--samples", type=int, help="candidates per round, best-of-n (default 1)")
+    knobs.add_argument(
+        "-n", "--samples", type=int, help=f"candidates per round, best-of-n (default {default.samples})"
+    )
     knobs.add_argument(
         "-k",
         "--rounds",
         type=int,
-        help=f"rounds for iterative_refinement and agent (default {DEFAULT_ROUNDS})",
+        help=f"rounds for iterative_refinement and agent (default {default.rounds})",
     )
     knobs.add_argument(
         "--ambition",
-        choices=("conservative", "moderate", "aggressive"),
-        help="how much of the model to rewrite (default moderate)",
+        choices=choices("ambition"),
+        help=f"how much of the model to rewrite (default {default.ambition})",
     )
-    knobs.add_argument("--temperature", type=float, help="sampling temperature of generation (default 0.7)")
-    knobs.add_argument("--max-tokens", type=int, help="completion budget per generation call (default 2048)")
+    knobs.add_argument(
+        "--temperature",
+        type=float,
+        help=f"sampling temperature of generation (default {default.temperature})",
+    )
+    knobs.add_argument(
+        "--max-tokens",
+        type=int,
+        help=f"completion budget per generation call (default {default.max_tokens})",
+    )
     knobs.add_argument(
         "--prompt",
         action="append",
@@ -93,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     knobs.add_argument(
         "--backend",
-        choices=("cuda", "cpu"),
+        choices=choices("backend"),
         help="cuda kernels or C++ (cpu) kernels (default: cuda if torch sees a GPU, else cpu)",
     )
     knobs.add_argument(
@@ -106,8 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     knobs.add_argument(
         "--evaluator",
-        choices=("local", "deferred"),
-        help="evaluate here, or pause and write a job file for a GPU host (default local)",
+        choices=choices("evaluator"),
+        help=f"evaluate here, or pause and write a job file for a GPU host (default {default.evaluator})",
     )
     model = parser.add_argument_group("model")
     model.add_argument("--model", metavar="PATH", help="a GGUF file (also env KERNELGRAPH_MODEL)")
@@ -133,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def list_tasks(args: argparse.Namespace) -> int:
+    from graph.context import STRATEGIES
     from graph.presets import PRESETS
     from graph.runner.suite import demo_tasks, kernelbench_tasks, parse_ranges, task_key
 
@@ -185,7 +197,11 @@ def default_backend() -> str:
 
 
 def new_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """Everything a run needs, resolved once and saved to run.json so --resume repeats it exactly."""
+    """Everything a run needs, resolved once and saved to run.json so --resume repeats it exactly.
+
+    A knob left unset is left out: the preset's value or the Context's default applies.
+    """
+    from graph.context import STRATEGIES
     from graph.presets import PRESETS, preset_values
     from graph.runner.suite import select_tasks
 
@@ -204,8 +220,6 @@ def new_settings(args: argparse.Namespace) -> dict[str, Any]:
             fields[name] = value
     if args.prompt:
         fields["prompts"] = parse_prompts(args.prompt)
-    if "rounds" not in fields and "rounds" not in preset_fields:
-        fields["rounds"] = DEFAULT_ROUNDS
     if "backend" not in fields and "backend" not in preset_fields:
         fields["backend"] = default_backend()
     strategies = args.strategy or ([PRESETS[args.preset].strategy] if args.preset else list(STRATEGIES))
@@ -285,7 +299,7 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
     from graph.runner.suite import task_key
     from graph.runner.sweep import Sweep, context_record
     from graph.runner.trace import TraceFile
-    from nodes.llm import configure_model, model_info
+    from nodes.model.llm import configure_model, model_info
 
     console = Console()
     if not console.is_terminal:
@@ -300,21 +314,20 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
             f"({_size(info.get('size_bytes'))}, {info.get('source', 'scripted')}: {info.get('path')})",
             highlight=False,
         )
-        resolved = context.resolved()
         console.print(
             f"run: {run_dir.path}  strategies: {', '.join(settings['strategies'])}  "
-            f"tasks: {len(settings['tasks'])}  backend: {resolved.backend}  "
-            f"evaluator: {resolved.evaluator}  n={resolved.samples} k={resolved.rounds}  "
-            f"ambition: {resolved.ambition}",
+            f"tasks: {len(settings['tasks'])}  backend: {context.backend}  "
+            f"evaluator: {context.evaluator}  n={context.samples} k={context.rounds}  "
+            f"ambition: {context.ambition}",
             highlight=False,
         )
         run_info = {
             "run": str(run_dir.path),
             "preset": settings.get("preset"),
             "model": info,
-            "context": context_record(resolved),
-            "backend": resolved.backend,
-            "evaluator": resolved.evaluator,
+            "context": context_record(context),
+            "backend": context.backend,
+            "evaluator": context.evaluator,
         }
         pairs = [(task_key(t), s) for t in settings["tasks"] for s in settings["strategies"]]
         results, trace = ResultsFile(run_dir.results), TraceFile(run_dir.trace)

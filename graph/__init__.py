@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph.graph import StateGraph
 
-STRATEGIES = ("zero_shot", "profiling_guided", "iterative_refinement", "agent")
+from graph.context import STRATEGIES
 
 
 def _lazy(strategy: str) -> Callable[[], StateGraph]:

@@ -1,22 +1,27 @@
 """The runtime context every strategy takes (LangGraph ``context_schema``): one knob set for all four graphs.
 
+This module is the one source of the strategy names, the ambitions, every knob's default and its choices:
+graph.BUILDERS, graph.studio, graph.presets and run.py read them from here.
+
 Build it in Python (``Context(samples=4, ambition="conservative")``), from a preset
 (``Context(preset="repaired-agent")`` or ``Context.from_preset("naive-agent", rounds=5)``), from run.py, or
-fill it in Studio: every field carries a description, which Studio shows. Nodes read it through
-``settings(runtime)``, which applies the preset under the fields still at their defaults (so with
-``Context(preset=...)`` a field cannot be set to its default value; ``from_preset`` has no such limit).
+fill it in Studio: every field carries a description, which Studio shows. ``Context(preset=...)`` applies the
+preset once, when it is built, under the fields still at their defaults (so a field cannot be set to its
+default value that way; ``from_preset`` has no such limit). Nodes read it through ``settings(runtime)``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, get_type_hints
+from typing import Annotated, Any, Literal, get_args, get_type_hints
 
 from pydantic import Field
 
+Strategy = Literal["zero_shot", "profiling_guided", "iterative_refinement", "agent"]
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
 Ambition = Literal["conservative", "moderate", "aggressive"]
-AMBITIONS: tuple[str, ...] = ("conservative", "moderate", "aggressive")
+AMBITIONS: tuple[str, ...] = get_args(Ambition)
 
 
 def _doc(text: str, **constraints: Any) -> Any:
@@ -32,7 +37,7 @@ class Context:
         "n: candidates generated per round (fanned out with Send; best-of-n under the evaluator).", ge=1)] = 1
     rounds: Annotated[int, _doc(
         "k: generate-evaluate rounds for iterative_refinement and agent (zero_shot and profiling_guided "
-        "run one round).", ge=1)] = 3
+        "run one round).", ge=1)] = 2
     ambition: Annotated[Ambition, _doc(
         "How much of the model to rewrite: conservative = fuse or replace one memory-bound op and keep "
         "library GEMM/conv; moderate = replace the main ops and fuse epilogues; aggressive = rewrite the "
@@ -72,39 +77,44 @@ class Context:
         "EvalConfig field overrides for the evaluator (timeouts, trials, tolerances).")] = field(
         default_factory=dict)
     preset: Annotated[str | None, _doc(
-        "A named configuration from graph.presets (e.g. naive-agent, repaired-agent); applied under every "
-        "field left at its default.")] = None
+        "A named configuration from graph.presets (e.g. naive-agent, repaired-agent); applied once, when the "
+        "context is built, under every field left at its default.")] = None
+
+    def __post_init__(self) -> None:
+        """Apply ``preset`` here, once, so Studio's context dicts and Python resolve presets alike."""
+        if not self.preset:
+            return
+        from graph.presets import preset_values
+
+        defaults = Context()
+        for name, value in preset_values(self.preset).items():
+            if getattr(self, name) == getattr(defaults, name):
+                object.__setattr__(self, name, value)
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> Context:
         """A context with the preset's values, then the explicit overrides on top (even ones at a default).
 
-        The preset is applied here, so ``preset`` stays None: resolving it again would undo such overrides.
+        The preset is applied here, so ``preset`` stays None: ``__post_init__`` would undo such overrides.
         """
         from graph.presets import preset_values
 
         return cls(**{**preset_values(name), **overrides})
 
-    def resolved(self) -> Context:
-        """Apply ``preset`` to fields still at their defaults (so Studio and Python resolve presets alike)."""
-        if not self.preset:
-            return self
-        from graph.presets import preset_values
-
-        defaults = Context()
-        preset = preset_values(self.preset)
-        values = {k: v for k, v in preset.items() if getattr(self, k) == getattr(defaults, k)}
-        return dataclasses.replace(self, **values)
-
 
 def settings(runtime: Any) -> Context:
-    """The resolved context of a node's ``Runtime`` (a default Context when a graph runs without one)."""
+    """A node's ``Runtime`` context, its preset applied when it was built (a default Context if none)."""
     ctx = getattr(runtime, "context", None)
     if ctx is None:
         return Context()
     if isinstance(ctx, dict):
-        ctx = Context(**ctx)
-    return ctx.resolved()
+        return Context(**ctx)
+    return ctx
+
+
+def choices(name: str) -> tuple[Any, ...]:
+    """The values a Literal-typed Context field accepts (ambition, backend, evaluator, ...), for run.py."""
+    return get_args(get_type_hints(Context)[name])
 
 
 def describe() -> dict[str, str]:

@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph.context import Strategy
+
 
 @dataclass(frozen=True)
 class Preset:
     """A named Context override set and the strategy it was made for."""
 
     name: str
-    strategy: str
+    strategy: Strategy
     description: str
     values: dict[str, Any] = field(default_factory=dict)
 

@@ -3,9 +3,9 @@
 Contract (the runner builds against it)
 ========================================
 
-Input: ``{"task": {"name": str, "level": int, "problem_id": int, "source": str}}`` where ``source`` is the
-KernelBench problem file text (Model, get_inputs, get_init_inputs). Nothing else is required; every other key
-starts empty.
+Input (``Input``, every graph's ``input_schema``): ``{"task": {"name": str, "level": int, "problem_id": int,
+"source": str}}`` where ``source`` is the KernelBench problem file text (Model, get_inputs, get_init_inputs).
+Nothing else is taken; every other key starts empty.
 
 Output keys (all strategies):
 
@@ -18,7 +18,7 @@ Output keys (all strategies):
      "code": str | None,       # the extracted candidate source (None: no code block)
      "prompt_tokens": int, "completion_tokens": int,
      "seconds": float,         # generation wall time
-     "verdict": dict}          # evaluator.api.evaluate()'s verdict dict (verdict, correct_kernelbench,
+     "verdict": dict}          # an evaluator.verdict.Verdict (verdict, correct_kernelbench,
                                # correct_strict, compiled, speedup_eager, speedup_compile, log_tail, ...)
 
 ``best``: the best candidate dict (same shape) or None when nothing was evaluated: correct first
@@ -60,7 +60,9 @@ round it evaluates.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict  # pydantic, hence Studio's input form, needs it on Python < 3.12
 
 
 def extend_or_reset(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
@@ -77,6 +79,12 @@ class Task(TypedDict):
     level: int
     problem_id: int
     source: str
+
+
+class Input(TypedDict):
+    """What a graph run takes (its ``input_schema``): the task alone, so Studio's input form shows only it."""
+
+    task: Task
 
 
 class State(TypedDict, total=False):

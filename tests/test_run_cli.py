@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 
 import run
-from evaluator.api import VERDICTS
+from evaluator.verdict import VERDICTS
+from graph.context import STRATEGIES, Context, choices
 from graph.runner.jsonl import read_jsonl
 from graph.runner.rundir import RunDir
-from nodes.llm import use_model
+from nodes.model.llm import use_model
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTED_DIR = REPO / "tests" / "graph" / "runner"
@@ -66,6 +67,21 @@ def test_help_says_what_the_default_run_does_and_costs() -> None:
     ):
         assert flag in out.stdout
     assert "45-60 minutes" in out.stdout
+
+
+def test_flag_choices_and_defaults_come_from_the_context() -> None:
+    parser = run.build_parser()
+    actions = {a.dest: a for a in parser._actions}
+    assert tuple(actions["strategy"].choices) == STRATEGIES
+    for name in ("ambition", "backend", "evaluator"):
+        assert tuple(actions[name].choices) == choices(name)
+    assert f"(default {Context().rounds})" in actions["rounds"].help
+    plain = run.new_settings(parser.parse_args(["--backend", "cpu"]))
+    assert plain["strategies"] == list(STRATEGIES)
+    assert run.make_context(plain) == Context(backend="cpu")
+    preset = run.new_settings(parser.parse_args(["--preset", "naive-agent", "-n", "2", "--backend", "cpu"]))
+    assert run.make_context(preset) == Context.from_preset("naive-agent", samples=2, backend="cpu")
+    assert preset["strategies"] == ["agent"]
 
 
 def test_list_tasks_shows_demo_and_kernelbench_tasks(kernelbench_dir, capsys) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from graph.context import Context
-from graph.state import State
+from graph.state import Input, State
 from nodes.evaluation import after_evaluate, evaluate
 from nodes.generation import fan_out, generate
 from nodes.select import select
@@ -13,7 +13,7 @@ from nodes.triage import triage
 
 
 def build() -> StateGraph:
-    graph = StateGraph(State, context_schema=Context)
+    graph = StateGraph(State, context_schema=Context, input_schema=Input)
     graph.add_node("generate", generate)
     graph.add_node("evaluate", evaluate)
     graph.add_node("triage", triage)

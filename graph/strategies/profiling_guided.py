@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from graph.context import Context
-from graph.state import State
+from graph.state import Input, State
 from nodes.evaluation import evaluate
 from nodes.generation import fan_out, generate
 from nodes.profile import profile
@@ -13,7 +13,7 @@ from nodes.select import select
 
 
 def build() -> StateGraph:
-    graph = StateGraph(State, context_schema=Context)
+    graph = StateGraph(State, context_schema=Context, input_schema=Input)
     graph.add_node("profile", profile)
     graph.add_node("generate", generate)
     graph.add_node("evaluate", evaluate)

@@ -1,13 +1,17 @@
-"""Context and presets: every field described (Studio shows it), presets valid and resolved as documented."""
+"""Context and presets: every field described (Studio shows it), presets valid and applied once, at build."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from pydantic import TypeAdapter
 
-from graph.context import AMBITIONS, Context, describe, settings
+from graph import BUILDERS
+from graph.context import AMBITIONS, STRATEGIES, Context, describe, settings
 from graph.presets import PRESETS, preset_values
 from nodes.prompt_files import PROMPT_ROOT
 
@@ -30,7 +34,7 @@ def test_ambitions_match_the_prompt_folders() -> None:
 def test_every_preset_is_a_valid_context(name: str) -> None:
     ctx = TypeAdapter(Context).validate_python(preset_values(name))
     assert isinstance(ctx, Context)
-    assert dataclasses.replace(Context(preset=name).resolved(), preset=None) == Context.from_preset(name)
+    assert dataclasses.replace(Context(preset=name), preset=None) == Context.from_preset(name)
 
 
 def test_presets_reproduce_the_papers_agents() -> None:
@@ -47,7 +51,7 @@ def test_presets_reproduce_the_papers_agents() -> None:
 
 
 def test_preset_applies_under_explicit_fields_only() -> None:
-    ctx = Context(preset="naive-agent", samples=4).resolved()
+    ctx = Context(preset="naive-agent", samples=4)
     assert ctx.samples == 4 and ctx.ambition == "aggressive"
     assert Context.from_preset("naive-agent", rounds=3).rounds == 3
     with pytest.raises(KeyError, match="repaired-agent"):
@@ -62,3 +66,21 @@ def test_settings_accepts_a_context_a_dict_or_nothing() -> None:
     assert settings(Runtime(None)) == Context()
     assert settings(Runtime({"samples": 3, "preset": "cpu-smoke"})).backend == "cpu"
     assert settings(Runtime(Context(samples=2))).samples == 2
+
+
+def test_the_strategy_names_have_one_source() -> None:
+    graphs = json.loads((Path(__file__).resolve().parents[2] / "langgraph.json").read_text())["graphs"]
+    assert graphs == {name: f"./graph/studio.py:{name}" for name in STRATEGIES}
+    assert tuple(BUILDERS) == STRATEGIES
+    assert {p.strategy for p in PRESETS.values()} <= set(STRATEGIES)
+
+
+def test_a_preset_is_applied_once_when_the_context_is_built(monkeypatch) -> None:
+    ctx = Context(preset="naive-agent", samples=4)
+
+    def no_second_resolution(name: str) -> dict[str, object]:
+        raise AssertionError(f"preset {name} resolved again")
+
+    monkeypatch.setattr("graph.presets.preset_values", no_second_resolution)
+    assert settings(SimpleNamespace(context=ctx)) is ctx
+    assert (ctx.rounds, ctx.samples, ctx.preset) == (10, 4, "naive-agent")

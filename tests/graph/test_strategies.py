@@ -11,8 +11,9 @@ from graph_fakes import TASK, answer
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from evaluator.verdict import make
 from graph import BUILDERS, compile_graph
-from graph.context import Context
+from graph.context import STRATEGIES, Context
 
 
 def run(name: str, ctx: Context, **kwargs: Any) -> dict[str, Any]:
@@ -186,20 +187,13 @@ def test_deferred_evaluation_interrupts_with_jobs_and_resumes_with_results(scrip
         payload = out["__interrupt__"][0].value
         assert payload["kind"] == "evaluate" and len(payload["jobs"]) == 2
         job = payload["jobs"][0]
-        assert set(job) == {"job_id", "problem", "candidate", "config"}
+        assert set(job) == {"job_id", "problem", "candidate", "code", "config"}
         assert job["job_id"] == f"Tiny_Relu/r{rounds}s0"
         assert job["problem"]["source"] == TASK["source"] and job["config"]["backend"] == "cpu"
         json.dumps(payload)
         # answer out of order, as a job file's results may come back
         results = [
-            {
-                "job_id": j["job_id"],
-                "verdict": "correct",
-                "correct_strict": True,
-                "correct_kernelbench": True,
-                "compiled": True,
-                "speedup_eager": 1.0 + rounds + i,
-            }
+            {"job_id": j["job_id"], **make("correct", speedup_eager=1.0 + rounds + i)}
             for i, j in reversed(list(enumerate(payload["jobs"])))
         ]
         out = graph.invoke(Command(resume=results), config=config, context=ctx)
@@ -235,3 +229,23 @@ def test_a_plain_dict_context_as_studio_sends_it_works(scripted) -> None:
     state = compile_graph("zero_shot").invoke({"task": TASK}, context={"samples": 2, "preset": "cpu-smoke"})
     assert len(state["candidates"]) == 2
     assert all(e["inputs"]["backend"] == "cpu" for e in state["events"] if e["node"] == "evaluate")
+
+
+def test_a_graph_run_uses_the_preset_resolved_when_the_context_was_built(scripted, monkeypatch) -> None:
+    scripted(lambda m, kw: answer("correct", 1.1))
+    ctx = Context(preset="cpu-smoke", samples=2)
+
+    def no_second_resolution(name: str) -> dict[str, Any]:
+        raise AssertionError(f"preset {name} resolved again")
+
+    monkeypatch.setattr("graph.presets.preset_values", no_second_resolution)
+    state = run("zero_shot", ctx)
+    assert len(state["candidates"]) == 2
+    assert all(e["inputs"]["backend"] == "cpu" for e in state["events"] if e["node"] == "evaluate")
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_the_input_schema_is_the_task_alone(name: str) -> None:
+    schema = compile_graph(name).get_input_jsonschema()
+    assert list(schema["properties"]) == ["task"] and schema["required"] == ["task"]
+    assert set(schema["$defs"]["Task"]["properties"]) == {"name", "level", "problem_id", "source"}

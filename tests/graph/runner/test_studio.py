@@ -21,8 +21,11 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
+from evaluator.verdict import make
+from graph.context import STRATEGIES
+
 REPO = Path(__file__).resolve().parents[3]
-GRAPHS = ("zero_shot", "profiling_guided", "iterative_refinement", "agent")
+GRAPHS = STRATEGIES
 TASK = {
     "name": "Row_Sum_Of_Squares",
     "level": 0,
@@ -94,6 +97,14 @@ def test_context_schema_shows_ambition_and_prompt_fields(server: str) -> None:
         assert {"samples", "rounds", "evaluator", "backend"} <= set(schema)
 
 
+def test_the_input_form_shows_only_the_task(server: str) -> None:
+    client = get_sync_client(url=server)
+    for graph_id in GRAPHS:
+        (assistant,) = client.assistants.search(graph_id=graph_id)
+        schema = client.assistants.get_schemas(assistant["assistant_id"])["input_schema"]
+        assert list(schema["properties"]) == ["task"], graph_id
+
+
 @pytest.mark.parametrize("graph_id", GRAPHS)
 def test_a_run_streams_node_updates_pauses_resumes_and_keeps_history(server: str, graph_id: str) -> None:
     client = get_sync_client(url=server)
@@ -116,19 +127,8 @@ def test_a_run_streams_node_updates_pauses_resumes_and_keeps_history(server: str
     state = client.threads.get_state(thread)
     (paused,) = state["interrupts"]
     jobs = paused["value"]["jobs"]
-    verdicts = [
-        {
-            "job_id": job["job_id"],
-            "verdict": "compile_error",
-            "compiled": False,
-            "correct_strict": False,
-            "correct_kernelbench": False,
-            "speedup_eager": None,
-            "speedup_compile": None,
-            "log_tail": 'error: identifier "blockIdx" is undefined',
-        }
-        for job in jobs
-    ]
+    error = 'error: identifier "blockIdx" is undefined'
+    verdicts = [{"job_id": job["job_id"], **make("compile_error", log_tail=error)} for job in jobs]
     resumed = [
         part.data
         for part in client.runs.stream(
