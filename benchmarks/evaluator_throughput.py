@@ -26,7 +26,6 @@ from typing import Any
 from evaluator import device, sandbox
 from evaluator.api import evaluate_many
 from evaluator.config import EvalConfig
-from evaluator.extract import extract_candidate
 from evaluator.jobs import Job
 from evaluator.problem import load_problems
 
@@ -146,7 +145,7 @@ def serial(
             break
         fresh = tempfile.mkdtemp(prefix="kg_serial_cache_")
         cfg = config.replace(cache_dir=fresh)
-        source = extract_candidate(job.candidate_text)
+        source = job.code
         t = time.perf_counter()
         verdict = "no_code"
         if source is not None:
