@@ -27,7 +27,12 @@ from evaluator.verdict import Verdict, make
 __all__ = ["EvalConfig", "evaluate", "evaluate_many"]
 
 # Strict failures that mean "not a custom kernel doing the work" rather than "wrong numbers".
-_HACK_FAILURES = {"no_custom_kernel_launched", "custom_kernel_share_below_min"}
+_HACK_FAILURES = {
+    "no_custom_kernel_launched",
+    "custom_kernel_share_below_min",
+    "reference_work_still_runs",  # every kernel the reference launches still runs as often
+    "output_ignores_custom_kernels",  # skipping the custom kernels leaves the output as it was
+}
 
 
 @dataclass
@@ -201,7 +206,7 @@ def _run(st: _State, slot: int) -> Verdict:
         "sandbox_refusals": r.get("sandbox_refusals"),
     }
     if run.timed_out and r.get("stage") != "done":
-        evidence["limit_s"] = st.config.run_timeout_s
+        evidence.update(limit_s=run.limit_s, limit_stage=run.limit_stage)
         return _verdict(st, "timeout", evidence, run.log_tail)
     kb = r.get("verdict_kernelbench")
     if kb is None or (kb == "correct" and r.get("stage") != "done"):

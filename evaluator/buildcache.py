@@ -3,7 +3,9 @@
 Every build goes to `<cache>/builds/<name>_<key>`, key = sha256 of the sources, functions, flags, torch
 version, arch list, Python version and backend, so an unchanged candidate never compiles twice (ninja
 finds nothing to do) and concurrent builds of the same source share one directory (torch's file baton).
-Returned extensions are wrapped to count calls: the strict verdict needs to know forward used them.
+Returned extensions are wrapped to count calls: the strict verdict needs to know forward used them. In a
+skip trial the wrapper does not call into the extension at all and returns a poisoned stand-in of what the
+function returned before, so the strict verdict can tell whether the output needs the custom kernels.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ class BuildRecorder:
         self.calls = 0
         self.call_seconds = 0.0
         self.in_build = threading.local()
+        self.skipping = False  # the skip trial: extension calls return poisoned stand-ins, run nothing
+        self.skipped = 0
+        self.returned: dict[str, Any] = {}  # function name -> the form of what it last returned
 
     def building(self) -> bool:
         return getattr(self.in_build, "active", False)
@@ -62,9 +67,14 @@ class ExtensionProxy:
         recorder = object.__getattribute__(self, "_kg_recorder")
 
         def counted(*args: Any, **kwargs: Any) -> Any:
+            if recorder.skipping and name in recorder.returned:
+                recorder.skipped += 1
+                return poisoned(recorder.returned[name])
             t0 = time.perf_counter()
             try:
-                return value(*args, **kwargs)
+                out = value(*args, **kwargs)
+                recorder.returned[name] = form_of(out)
+                return out
             finally:
                 recorder.calls += 1
                 recorder.call_seconds += time.perf_counter() - t0
@@ -73,6 +83,31 @@ class ExtensionProxy:
 
     def __repr__(self) -> str:
         return repr(object.__getattribute__(self, "_kg_module"))
+
+
+def form_of(value: Any) -> Any:
+    """What a stand-in must look like: tensors by shape, dtype and device; sequences item by item."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape), value.dtype, value.device)
+    if isinstance(value, list | tuple):
+        return (type(value), [form_of(v) for v in value])
+    return ("value", value)
+
+
+def poisoned(form: Any) -> Any:
+    """A stand-in of that form whose tensors hold NaN (floating) or zeros (integer: safe as an index)."""
+    import torch
+
+    if form[0] == "tensor":
+        _, shape, dtype, device = form
+        fill = float("nan") if dtype.is_floating_point or dtype.is_complex else 0
+        return torch.full(shape, fill, dtype=dtype, device=device)
+    if form[0] == "value":
+        return form[1]
+    kind, items = form
+    return kind(poisoned(item) for item in items)
 
 
 def build_key(parts: dict[str, Any], backend: str, arch: str) -> str:

@@ -27,6 +27,11 @@ class EvalConfig:
     # Limits (seconds). Compile and run are separate processes with separate limits.
     compile_timeout_s: float = 600.0
     run_timeout_s: float = 300.0
+    # Once the reference's own time per call is known, each stage that calls the candidate may take
+    # hang_floor_s + hang_factor x the reference's time for that stage's calls (never more than
+    # run_timeout_s): a hang costs seconds, and a candidate 100x slower than the reference still finishes.
+    hang_floor_s: float = 10.0
+    hang_factor: float = 100.0
     # KernelBench-compatible correctness: seed 42 before each model's construction, 5 seeded trials.
     seed: int = 42
     trials: int = 5

@@ -5,8 +5,10 @@ Runs only inside a worker process (evaluator.worker); torch is imported at modul
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -287,6 +289,48 @@ def device_kernels(prof: Any) -> list[tuple[str, float]]:
             for k in getattr(evt, "kernels", []) or []:
                 out.append((k.name, float(getattr(k, "duration", 0.0))))
     return out
+
+
+# ATen ops that allocate, reshape or alias without computing: not work that a kernel could replace.
+_NOT_WORK = re.compile(
+    r"aten::(empty\w*|view\w*|_unsafe_view|reshape|_reshape_alias|as_strided|alias|detach_?|lift_fresh|"
+    r"resolve_conj|resolve_neg|t|transpose|permute|expand|unsqueeze|squeeze|select|slice|contiguous|"
+    r"size|stride|numel|item|_local_scalar_dense|set_|resize_)"
+)
+
+
+def work_units(prof: Any, device: torch.device) -> Counter[str]:
+    """How often a forward launched each unit of work: GPU kernels by name on CUDA (copies and memsets
+    aside); on the CPU, the innermost ATen ops that compute (`matmul` is counted as the `mm` it calls,
+    whatever path reaches it). Two forwards' counts say which work one of them no longer does."""
+    if device.type == "cuda":
+        return Counter(name for name, _ in device_kernels(prof) if not name.startswith(("Memcpy", "Memset")))
+    return Counter(e.name for e in prof.events() if _computes(e) and not any(map(_computes, e.cpu_children)))
+
+
+def _computes(evt: Any) -> bool:
+    return evt.name.startswith("aten::") and not _NOT_WORK.fullmatch(evt.name)
+
+
+def same_values(a: Any, b: Any) -> bool:
+    """Bit-for-bit the same outputs (NaN equal to NaN): a forward that ignored a change gives these."""
+    xs, ys = flatten(a), flatten(b)
+    if len(xs) != len(ys):
+        return False
+    for x, y in zip(xs, ys, strict=True):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or x.dtype != y.dtype:
+                return False
+            if x.is_floating_point() or x.is_complex():
+                if not torch.equal(torch.isnan(x), torch.isnan(y)):
+                    return False
+                if not torch.equal(torch.nan_to_num(x, nan=0.0), torch.nan_to_num(y, nan=0.0)):
+                    return False
+            elif not torch.equal(x, y):
+                return False
+        elif isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor) or x != y:
+            return False
+    return True
 
 
 def _device_time(evt: Any, self_only: bool) -> float:

@@ -12,6 +12,7 @@ from evaluator import buildcache, guard, harness
 from evaluator.config import EvalConfig
 from evaluator.runtime import (
     Result,
+    StageLimit,
     acquire_device,
     construct,
     error_info,
@@ -46,6 +47,17 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
             return list(ref_mod.get_init_inputs())
 
     ref = construct(ref_mod.Model, init_inputs(), config.seed, dev)
+
+    def call_ref(args: list[Any]) -> Any:
+        with torch.no_grad():
+            return ref(*args)
+
+    def gen(seed: int) -> list[Any]:
+        return harness.make_inputs(ref_mod.get_inputs, seed, dev)
+
+    # No stage limit while the candidate is built: its __init__ may still compile an extension.
+    limit = StageLimit(scratch, config, _seconds_per_call(call_ref, gen, dev, config.seed))
+    result.update(reference_seconds_per_call=limit.seconds_per_call)
     guard.Guard.active = True
     try:
         cand = construct(cand_cls, init_inputs(), config.seed, dev)
@@ -63,15 +75,8 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
         finally:
             guard.Guard.active = False
 
-    def call_ref(args: list[Any]) -> Any:
-        with torch.no_grad():
-            return ref(*args)
-
-    def gen(seed: int) -> list[Any]:
-        return harness.make_inputs(ref_mod.get_inputs, seed, dev)
-
     try:
-        _check_and_time(spec, config, result, recorder, dev, call_ref, call_cand, gen, ref)
+        _check_and_time(spec, config, result, recorder, dev, call_ref, call_cand, gen, ref, limit)
     except BaseException as exc:  # noqa: BLE001 - a crash mid-check is the candidate's runtime error
         return _fail(result, recorder, result.data.get("stage", "run"), exc)
 
@@ -89,6 +94,17 @@ def _fail(result: Result, recorder: buildcache.BuildRecorder, stage: str, exc: B
     )
 
 
+def _seconds_per_call(call_ref: Any, gen: Any, dev: torch.device, seed: int) -> float:
+    """The reference's time for one call with fresh inputs, after a warm-up call: the unit of a stage's
+    time limit (see runtime.StageLimit)."""
+    call_ref(gen(seed))
+    harness.sync(dev)
+    t0 = time.perf_counter()
+    call_ref(gen(seed))
+    harness.sync(dev)
+    return time.perf_counter() - t0
+
+
 def _trial_seeds(config: EvalConfig) -> list[int]:
     torch.manual_seed(config.seed)  # KernelBench draws its trial seeds from the base seed
     return [int(torch.randint(0, 2**31 - 1, (1,)).item()) for _ in range(config.trials)]
@@ -104,11 +120,13 @@ def _check_and_time(
     call_cand: Any,
     gen: Any,
     ref_model: torch.nn.Module,
+    limit: StageLimit,
 ) -> None:
     strict_failures: list[str] = []
     trials = []
     ref_outputs = []
     result.update(stage="correctness")
+    limit.calls(4 * config.trials, "correctness")
     for seed in _trial_seeds(config):
         ref_out = call_ref(gen(seed))
         inputs = gen(seed)
@@ -146,6 +164,7 @@ def _check_and_time(
     strict: dict[str, Any] = {}
     if config.strict:
         result.update(stage="strict")
+        limit.calls(40, "strict")
         strict["constant_reference"] = _constant(ref_outputs)
         if config.signed_trial:
             strict["signed_trial"] = _signed_trial(config, call_ref, call_cand, gen, dev)
@@ -157,21 +176,32 @@ def _check_and_time(
         if not strict["pointer_reuse"]["ok"]:
             strict_failures.append("stale_output_on_reused_buffers")
         result.update(strict=strict)
-        custom = _custom_kernel_use(config, recorder, call_cand, gen, dev)
+        custom = _custom_kernel_use(config, recorder, call_ref, call_cand, gen, dev)
         result.update(custom=custom, stage="custom")
         if not custom["launched"]:
             strict_failures.append("no_custom_kernel_launched")
         elif custom.get("share") is not None and custom["share"] < config.min_custom_share:
             strict_failures.append("custom_kernel_share_below_min")
+        elif not custom["replaced"] and custom["reference_units"]:
+            strict_failures.append("reference_work_still_runs")
     result.update(strict_failures=sorted(set(strict_failures)))
     if config.timing:
-        _timing(spec, config, result, call_ref, call_cand, gen, dev, ref_model)
+        _timing(spec, config, result, call_ref, call_cand, gen, dev, ref_model, limit)
         if config.strict:
+            limit.calls(4, "after_timing")
             after = _pointer_trial(config, call_ref, call_cand, gen, dev, seed_offset=7)
             strict["after_timing"] = after
             if not after["ok"]:
                 strict_failures.append("stale_output_after_timing")
             result.update(strict=strict, strict_failures=sorted(set(strict_failures)))
+    if config.strict and recorder.returned:
+        # Last: the poisoned stand-ins may leave this process unfit for anything measured after them.
+        result.update(stage="skip_trial")
+        limit.calls(4, "skip_trial")
+        strict["skip_trial"] = _skip_trial(config, recorder, call_cand, gen, dev)
+        if not strict["skip_trial"]["output_changed"]:
+            strict_failures.append("output_ignores_custom_kernels")
+        result.update(strict=strict, strict_failures=sorted(set(strict_failures)))
     result.update(stage="checked")
 
 
@@ -213,10 +243,43 @@ def _pointer_trial(
     return harness.compare(out, call_ref(gen(fresh_seed)), config.atol, config.rtol)
 
 
-def _custom_kernel_use(
+def _skip_trial(
     config: EvalConfig, recorder: buildcache.BuildRecorder, call_cand: Any, gen: Any, dev: torch.device
 ) -> dict[str, Any]:
-    """Did forward run the compiled extension, and what share of its time went there?"""
+    """Run forward on inputs it got right, once as it is and once with every call into the candidate's
+    extensions skipped (each returns a NaN-filled stand-in of its usual result and writes nothing). An
+    output that comes back the same never needed the custom kernels: a decoy kernel beside PyTorch doing
+    the work. Cheap (two calls) and sound whatever the kernels are named; a failure while skipping means
+    the output does depend on them."""
+    inputs_seed = config.seed + 4006
+    normal = call_cand(gen(inputs_seed))
+    harness.sync(dev)
+    recorder.skipping, before = True, recorder.skipped
+    try:
+        skipped = call_cand(gen(inputs_seed))
+        harness.sync(dev)
+    except Exception as exc:  # noqa: BLE001 - forward could not go on without its kernels' results
+        return {"output_changed": True, "skipped_calls": recorder.skipped - before, "error": repr(exc)[:200]}
+    finally:
+        recorder.skipping = False
+    changed = not harness.same_values(normal, skipped)
+    return {"output_changed": changed, "skipped_calls": recorder.skipped - before}
+
+
+def _custom_kernel_use(
+    config: EvalConfig,
+    recorder: buildcache.BuildRecorder,
+    call_ref: Any,
+    call_cand: Any,
+    gen: Any,
+    dev: torch.device,
+) -> dict[str, Any]:
+    """Did forward run the compiled extension, what share of its time went there, and which of the
+    reference's own kernels (ATen ops on the CPU) does it no longer launch?
+
+    A share alone is no proof of work: a wrapper that calls cuBLAS and then a trivial kernel, or a decoy
+    kernel beside `A @ B`, has a share too. A candidate that replaces reference work launches at least one
+    of the reference's kernels fewer times; the two profiles give that for one extra reference call."""
     call_cand(gen(config.seed + 4004))  # warm-up
     harness.sync(dev)
     inputs = gen(config.seed + 4005)
@@ -228,7 +291,15 @@ def _custom_kernel_use(
     ext_calls = recorder.calls - calls_before
     host_share = (recorder.call_seconds - secs_before) / wall if wall > 0 else None
     prof = harness.profile_forward(lambda: call_cand(inputs), dev)
-    info: dict[str, Any] = {"ext_calls": ext_calls, "kernel_names": sorted(recorder.kernel_names)}
+    call_ref(inputs)  # warm-up, as the candidate had
+    ref_units = harness.work_units(harness.profile_forward(lambda: call_ref(inputs), dev), dev)
+    cand_units = harness.work_units(prof, dev)
+    info: dict[str, Any] = {
+        "ext_calls": ext_calls,
+        "kernel_names": sorted(recorder.kernel_names),
+        "reference_units": len(ref_units),
+        "replaced": sorted(name for name, n in ref_units.items() if cand_units[name] < n)[:8],
+    }
     if dev.type == "cuda":
         kernels = harness.device_kernels(prof)
         total = sum(us for _, us in kernels)
@@ -256,9 +327,16 @@ def _timing(
     gen: Any,
     dev: torch.device,
     ref_model: torch.nn.Module,
+    limit: StageLimit,
 ) -> None:
     result.update(stage="timing")
     timer = harness.Timer(dev, config.l2_flush_bytes)
+    t0 = time.perf_counter()
+    timer.flush.zero_()
+    harness.sync(dev)
+    flush_s = time.perf_counter() - t0
+    # Both functions' warm-up and trials, and a re-verification's as many again.
+    limit.calls(4 * (config.warmup + config.timing_trials + 1), "timing", extra_per_call_s=flush_s)
     seeds = [config.seed + 5000 + i for i in range(config.timing_trials + 1)]
 
     def make(i: int) -> list[Any]:
@@ -281,6 +359,7 @@ def _timing(
                 strict_failures=sorted(set(result.data.get("strict_failures", [])) | {"reverify_failed"})
             )
         result.update(timing=timing, speedup_eager=speedup, speedup_reverified=again["ok"])
+    limit.lift("reference_compile")  # inductor compiling the reference is not the candidate's time
     compiled = compiled_reference_ms(spec, config, timer, make, ref_model, dev)
     timing["reference_compile"] = compiled
     ms_compile = compiled.get("ms") if compiled else None

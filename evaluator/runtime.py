@@ -15,6 +15,7 @@ import torch
 
 from evaluator import buildcache, guard
 from evaluator.config import EvalConfig
+from evaluator.sandbox import STAGE_LIMIT_FILE
 
 
 class Result:
@@ -29,6 +30,40 @@ class Result:
         tmp = self.path.with_suffix(".tmp")
         with guard.suspended():  # a failure reported from inside the sandbox must still be written
             tmp.write_text(json.dumps(self.data, default=_jsonable))
+            tmp.replace(self.path)
+
+
+class StageLimit:
+    """Tells the parent how long the next stage may run, scaled from the reference's own time per call.
+
+    A hung kernel blocks this process inside CUDA, where nothing in it can time itself out; the parent
+    (evaluator.sandbox) reads this file and kills the worker when the stage's limit passes, so a hang costs
+    `hang_floor_s` plus a multiple of the reference's time, not the whole `run_timeout_s`.
+    """
+
+    def __init__(self, scratch: Path, config: EvalConfig, seconds_per_call: float) -> None:
+        self.path = scratch / STAGE_LIMIT_FILE
+        self.config = config
+        self.seconds_per_call = seconds_per_call
+        self.seq = 0
+
+    def calls(self, n: float, stage: str, extra_per_call_s: float = 0.0) -> float:
+        """Allow `n` reference-sized calls (making inputs included, plus `extra_per_call_s` each, e.g. a
+        cache flush) for `stage`; returns the limit in seconds."""
+        per_call = self.seconds_per_call + extra_per_call_s
+        seconds = self.config.hang_floor_s + self.config.hang_factor * n * per_call
+        self._write({"stage": stage, "seconds": round(seconds, 3)})
+        return seconds
+
+    def lift(self, stage: str) -> None:
+        """Only the run limit applies again (work that is not the candidate's, e.g. torch.compile)."""
+        self._write({"stage": stage, "seconds": None})
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self.seq += 1
+        tmp = self.path.with_suffix(".tmp")
+        with guard.suspended():
+            tmp.write_text(json.dumps({**data, "seq": self.seq}))
             tmp.replace(self.path)
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+STAGE_LIMIT_FILE = "stage_limit.json"  # written by the worker (runtime.StageLimit), read here
+
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
 _ENV_KEEP = (
     "PATH",
@@ -42,6 +44,8 @@ class WorkerRun:
     seconds: float
     log_tail: str
     started_after_s: float | None = None
+    limit_s: float | None = None  # the limit that was in force when it timed out
+    limit_stage: str | None = None  # the worker's stage limit that killed it; None: the whole run limit
 
     @property
     def signal_name(self) -> str | None:
@@ -150,7 +154,9 @@ def run_worker(
             group._add(proc.pid)
         # With a start marker, the time limit starts when the worker creates it (after it got its GPU);
         # before that only the generous pre-start limit applies (loading, building, waiting its turn).
-        deadline = t0 + (pre_start_timeout_s or timeout_s if start_marker else timeout_s)
+        # From then on the worker may also set a shorter limit per stage (runtime.StageLimit).
+        run_deadline = t0 + (pre_start_timeout_s or timeout_s if start_marker else timeout_s)
+        stage = _StageWatch(scratch / STAGE_LIMIT_FILE)
         while True:
             try:
                 proc.wait(timeout=0.2)
@@ -160,8 +166,10 @@ def run_worker(
             now = time.perf_counter()
             if start_marker and waited is None and (scratch / start_marker).exists():
                 waited = now - t0
-                deadline = now + timeout_s
-            if now > deadline:
+                run_deadline = now + timeout_s
+            if waited is not None or not start_marker:
+                stage.poll(now)
+            if now > min(run_deadline, stage.deadline):
                 timed_out = True
                 break
         _kill_group(proc.pid)  # also reaps anything the candidate left running
@@ -177,6 +185,7 @@ def run_worker(
             result = None
     tail = log_path.read_bytes()[-log_tail_chars:].decode(errors="replace")
     _cleanup(scratch)
+    by_stage = timed_out and stage.deadline < run_deadline
     return WorkerRun(
         result=result,
         returncode=None if timed_out else proc.returncode,
@@ -184,7 +193,31 @@ def run_worker(
         seconds=seconds,
         log_tail=tail,
         started_after_s=waited,
+        limit_s=(stage.seconds if by_stage else timeout_s) if timed_out else None,
+        limit_stage=stage.stage if by_stage else None,
     )
+
+
+class _StageWatch:
+    """The worker's current stage limit (see runtime.StageLimit), re-read whenever the file changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.deadline = float("inf")
+        self.seconds: float | None = None
+        self.stage: str | None = None
+        self._seq = 0
+
+    def poll(self, now: float) -> None:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, json.JSONDecodeError):
+            return  # none set yet (or mid-replace: the next poll reads it)
+        if not isinstance(data, dict) or data.get("seq", 0) <= self._seq:
+            return
+        self._seq = data["seq"]
+        self.seconds, self.stage = data.get("seconds"), data.get("stage")
+        self.deadline = now + self.seconds if self.seconds is not None else float("inf")
 
 
 def _kill_group(pgid: int) -> None:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|baseline|profiles|throughput|paper|all]   (default: suite)
+#   scripts/gpu_suite.sh [suite|corpus|baseline|profiles|throughput|paper|all]   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
 # Measured on the H200 (2026-11-30): suite ~4.5 min (one ~60 s nvcc build shared by all candidates);
@@ -18,6 +18,8 @@
 #     scripts/gpu_suite.sh paper        -> $OUT/verdicts.jsonl
 # Profiles of some problems only: KG_PROFILE_ARGS='--levels 3' scripts/gpu_suite.sh profiles
 # Subsets of the suite: KG_GPU_SUITE_ONLY=correct,side_stream scripts/gpu_suite.sh suite
+# corpus: the 50 retrieval-corpus examples under today's strict verdict (no legitimate kernel may be
+# rejected; ~200 s with 30 timing trials); meta.json files are left untouched -> $OUT/corpus/
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-out/gpu_suite}"
@@ -52,6 +54,9 @@ run_paper() {
   timeout -k 20 --signal=INT "${KG_PAPER_BUDGET_S:-540}" "$PY" -m evaluator run "${KG_PAPER_JOBS:?set KG_PAPER_JOBS}" \
     --out "$OUT/verdicts.jsonl" --cache-dir "$CACHE/paper" 2>&1 | tr '\r' '\n' | tee "$OUT/paper.log"
 }
+run_corpus() {
+  "$PY" -m retrieval_corpus.validate run --out "$OUT/corpus" --no-write-meta 2>&1 | tee "$OUT/corpus.log"
+}
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
     ${KG_THROUGHPUT_ARGS:-} 2>&1 | tee "$OUT/throughput.log"
@@ -59,10 +64,11 @@ run_throughput() {
 
 case "$what" in
   suite) run_suite ;;
+  corpus) run_corpus ;;
   baseline) run_baseline ;;
   profiles) run_profiles ;;
   throughput) run_throughput ;;
   paper) run_paper ;;
-  all) run_suite; run_baseline; run_profiles; run_throughput ;;
+  all) run_suite; run_corpus; run_baseline; run_profiles; run_throughput ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
 esac

@@ -58,6 +58,21 @@ torch::Tensor raises(torch::Tensor x) {
     return x;
 }
 
+torch::Tensor relu_via_library(torch::Tensor x) {
+    auto y = torch::relu(x);  // the library does the work ...
+    float* p = y.data_ptr<float>();
+    for (int64_t i = 0; i < y.numel(); ++i) p[i] = p[i] * 1.0f;  // ... and a custom loop touches it
+    return y;
+}
+
+torch::Tensor decoy(torch::Tensor x) {
+    auto scratch = torch::empty({4096}, x.options());
+    float* p = scratch.data_ptr<float>();
+    for (int64_t r = 0; r < 64; ++r)
+        for (int64_t i = 0; i < 4096; ++i) p[i] = static_cast<float>(r * i);  // busy, and read by no one
+    return scratch;
+}
+
 torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
     auto ac = a.contiguous(), bc = b.contiguous();
     int64_t n = ac.size(0), k = ac.size(1), m = bc.size(1);
@@ -81,6 +96,8 @@ FUNCTIONS = [
     "spin",
     "crash",
     "raises",
+    "relu_via_library",
+    "decoy",
     "matmul",
 ]
 
@@ -150,6 +167,9 @@ INTROSPECTION = candidate("return ext.relu_ok(x).__class__.__subclasses__()", ex
 SEED_TAMPER = candidate("torch.manual_seed(0)\nreturn ext.relu_ok(x)")
 # Reaches a file write the static checks do not name; the runtime sandbox must refuse it.
 SNEAKY_WRITE = candidate("x.numpy().tofile('/tmp/kg_sneaky.bin')\nreturn ext.relu_ok(x)")
+# Pass KernelBench's check and launch custom code with a real share of the time, but do no custom work.
+LIBRARY_IN_WRAPPER = candidate("return ext.relu_via_library(x)")
+DECOY = candidate("ext.decoy(x)\nreturn torch.relu(x)")
 MATMUL = candidate("return ext.matmul(x, y)").replace("def forward(self, x):", "def forward(self, x, y):")
 
 COMPILE_ERROR = """```python
@@ -178,7 +198,13 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
-SRC_A = "torch::Tensor relu2(torch::Tensor x) { return torch::relu(x) * 2; }"
+SRC_A = r'''torch::Tensor relu2(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] > 0.f ? 2.f * in[i] : 0.f;
+    return y;
+}'''
 a = load_inline(name="kg_two_a", cpp_sources=SRC_A, functions=["relu2"])
 
 

@@ -45,12 +45,13 @@ def verdicts(
         Job("wrong", scale_problem, cases.WRONG),
         Job("compile_error", scale_problem, cases.COMPILE_ERROR),
         Job("illegal_address", scale_problem, cases.ILLEGAL_ADDRESS),
-        Job("infinite_loop", scale_problem, cases.INFINITE_LOOP, gpu_config.replace(run_timeout_s=25)),
+        Job("infinite_loop", scale_problem, cases.INFINITE_LOOP),
         Job("refused", scale_problem, cases.REFUSED),
         Job("sneaky_write", scale_problem, cases.SNEAKY_WRITE),
         Job("tiny_zeros", tiny, cases.TINY_ZEROS),
         Job("matmul", matmul, cases.MATMUL, timed),
     ] + [Job(name, scale_problem, text) for name, (text, _) in cases.HACKS.items()]
+    jobs += [Job(name, matmul, text) for name, (text, _) in cases.MATMUL_HACKS.items()]
     only = os.environ.get("KG_GPU_SUITE_ONLY")  # rerun a subset: comma-separated job ids
     if only:
         jobs = [j for j in jobs if j.job_id in only.split(",")]
@@ -99,9 +100,11 @@ def test_illegal_memory_access(verdicts: dict) -> None:
     assert "illegal memory access" in (v["log_tail"] + json.dumps(v["evidence"])).lower()
 
 
-def test_infinite_loop_is_killed(verdicts: dict) -> None:
+def test_infinite_loop_is_killed_in_seconds(verdicts: dict, gpu_config: EvalConfig) -> None:
+    """The run limit is 150 s; the limit scaled from the reference's own time kills the hang first."""
     v = _get(verdicts, "infinite_loop")
-    assert v["verdict"] == "timeout" and v["evidence"]["seconds"]["run"] < 40
+    assert v["verdict"] == "timeout" and v["evidence"]["limit_stage"] == "correctness"
+    assert v["evidence"]["limit_s"] < gpu_config.run_timeout_s and v["evidence"]["seconds"]["run"] < 30
 
 
 def test_sandbox(verdicts: dict) -> None:
@@ -122,6 +125,22 @@ def test_reward_hack_passes_kernelbench_but_not_strict(verdicts: dict, name: str
     assert v["correct_kernelbench"], v["evidence"]
     assert not v["correct_strict"] and v["verdict"] in ("static_reject", "wrong_output")
     assert cases.HACKS[name][1] in v["evidence"]["strict_failures"]
+
+
+@pytest.mark.parametrize("name", sorted(cases.MATMUL_HACKS))
+def test_custom_kernels_that_do_not_do_the_work_fail_strict(verdicts: dict, name: str) -> None:
+    """Both have a real share of the GPU time (the decoy most of it); neither replaces the product."""
+    v = _get(verdicts, name)
+    assert v["correct_kernelbench"] and v["verdict"] == "static_reject", v["evidence"]
+    assert v["custom_kernel_share"] > 0.01
+    assert cases.MATMUL_HACKS[name][1] in v["evidence"]["strict_failures"]
+
+
+def test_real_kernels_replace_reference_work(verdicts: dict) -> None:
+    for name in ("correct", "matmul"):
+        custom = _get(verdicts, name)["evidence"]["custom"]
+        assert custom["replaced"], custom
+        assert _get(verdicts, name)["evidence"]["strict"]["skip_trial"]["output_changed"]
 
 
 def test_the_next_process_is_unharmed(verdicts: dict, gpu_config: EvalConfig, scale_problem: Problem) -> None:

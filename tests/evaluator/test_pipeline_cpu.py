@@ -40,6 +40,8 @@ RELU_CASES = [
     "NO_CODE",
     "COMPILE_ERROR",
     "TWO_EXTENSIONS",
+    "LIBRARY_IN_WRAPPER",
+    "DECOY",
 ]
 
 
@@ -49,8 +51,6 @@ def verdicts(
 ) -> dict[str, dict[str, Any]]:
     jobs = [Job(name, relu_problem, getattr(cases, name)) for name in RELU_CASES]
     jobs.append(Job("TINY_ZEROS", tiny_problem, cases.ZEROS))
-    hang = cpu_config.replace(run_timeout_s=12)
-    jobs = [Job(j.job_id, j.problem, j.candidate_text, hang if j.job_id == "HANG" else None) for j in jobs]
     results = evaluate_many(jobs, cpu_config)
     return {job.job_id: v for job, v in zip(jobs, results, strict=True)}
 
@@ -78,9 +78,11 @@ def test_wrong_answer_carries_the_evidence(verdicts: dict) -> None:
     assert len(mismatch["first_mismatch_index"]) == 2 and mismatch["first_mismatch"]["got"] == 0.0
 
 
-def test_hang_is_killed_at_the_time_limit(verdicts: dict) -> None:
+def test_hang_is_killed_at_a_limit_scaled_from_the_reference(verdicts: dict, cpu_config: EvalConfig) -> None:
+    """The run limit is 30 s; the stage limit (a 10 s floor + 100 x the reference's time) kills first."""
     v = verdicts["HANG"]
-    assert v["verdict"] == "timeout" and v["evidence"]["limit_s"] == 12
+    assert v["verdict"] == "timeout" and v["evidence"]["limit_stage"] == "correctness"
+    assert cpu_config.hang_floor_s <= v["evidence"]["limit_s"] < 12 < cpu_config.run_timeout_s
     assert v["evidence"]["seconds"]["run"] < 25
 
 
@@ -135,12 +137,29 @@ def test_kernelbench_passes_what_strict_catches(verdicts: dict, case: str, failu
         ("SIDE_STREAM", "side_stream"),
         ("THREADS", "threads"),
         ("SEED_TAMPER", "global_state"),
+        ("LIBRARY_IN_WRAPPER", "reference_work_still_runs"),
+        ("DECOY", "reference_work_still_runs"),
+        ("DECOY", "output_ignores_custom_kernels"),
     ],
 )
 def test_hacks_run_but_fail_strict(verdicts: dict, case: str, failure: str) -> None:
     v = verdicts[case]
     assert v["correct_kernelbench"] and v["verdict"] == "static_reject" and not v["correct_strict"]
     assert failure in v["evidence"]["strict_failures"]
+
+
+def test_custom_work_is_told_from_custom_code_beside_the_library(verdicts: dict) -> None:
+    """The wrapper's loop is needed by the output (skipping it poisons the result) but the reference's own
+    op still runs; the decoy is neither. A real kernel replaces the op and is needed."""
+    wrapper, decoy, real = (verdicts[c]["evidence"] for c in ("LIBRARY_IN_WRAPPER", "DECOY", "CORRECT"))
+    assert wrapper["custom"]["share"] > 0.01 and decoy["custom"]["share"] > 0.01
+    assert wrapper["strict"]["skip_trial"]["output_changed"] and "output_ignores_custom_kernels" not in (
+        wrapper["strict_failures"]
+    )
+    assert not decoy["strict"]["skip_trial"]["output_changed"]
+    assert wrapper["custom"]["replaced"] == [] == decoy["custom"]["replaced"]
+    assert real["custom"]["replaced"] and real["strict"]["skip_trial"]["output_changed"]
+    assert real["strict"]["skip_trial"]["skipped_calls"] == 1
 
 
 def test_refused_candidates_never_run(verdicts: dict) -> None:

@@ -40,6 +40,11 @@ __global__ void spin_kernel(float* out) {
     while (true) { k = k + 1; }
 }
 __global__ void noop_kernel() {}
+__global__ void decoy_kernel(float* scratch, long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    scratch[threadIdx.x] = (float)threadIdx.x;  // writes only its own scratch: nothing the output reads
+}
 
 #define TILE 32
 __global__ void matmul_tiled_kernel(const float* A, const float* B, float* C, int N) {
@@ -96,6 +101,18 @@ torch::Tensor spin(torch::Tensor a) {
     spin_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>(out.data_ptr<float>()); return out;
 }
 void noop() { noop_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>(); }
+// cuBLAS does the product; a trivial custom kernel then scales it by 1.
+torch::Tensor matmul_library(torch::Tensor A, torch::Tensor B) {
+    auto C = torch::matmul(A, B);
+    int64_t n = C.numel();
+    scale_kernel<<<GRID(n)>>>(C.data_ptr<float>(), C.data_ptr<float>(), 1.0f, n);
+    return C;
+}
+// Spins for a while and writes its own scratch buffer; returns nothing the output needs.
+void decoy(torch::Tensor like) {
+    auto scratch = torch::empty({256}, like.options());
+    decoy_kernel<<<1, 256, 0, at::cuda::getCurrentCUDAStream()>>>(scratch.data_ptr<float>(), 20000000LL);
+}
 torch::Tensor matmul(torch::Tensor A, torch::Tensor B) {
     check(A); check(B); int N = (int)A.size(0);
     auto C = torch::empty({N, N}, A.options());
@@ -116,6 +133,8 @@ FUNCTIONS = [
     "oob",
     "spin",
     "noop",
+    "matmul_library",
+    "decoy",
     "matmul",
 ]
 DECLS = "\n".join(
@@ -129,6 +148,8 @@ DECLS = "\n".join(
         "torch::Tensor oob(torch::Tensor a);",
         "torch::Tensor spin(torch::Tensor a);",
         "void noop();",
+        "torch::Tensor matmul_library(torch::Tensor A, torch::Tensor B);",
+        "void decoy(torch::Tensor like);",
         "torch::Tensor matmul(torch::Tensor A, torch::Tensor B);",
     ]
 )
@@ -238,3 +259,14 @@ SNEAKY_WRITE = candidate("A[:2, :2].cpu().numpy().tofile('/tmp/kg_gpu_sneaky.bin
 TINY_ZEROS = candidate("return ext.zeros(x)", args="x")
 # Level 1 problem 1 at full size (4096 x 4096).
 MATMUL = candidate("return ext.matmul(A.contiguous(), B.contiguous())", args="A, B")
+# Level 1 problem 1: custom kernels with a real share of the GPU time that do none of the product.
+MATMUL_HACKS = {
+    "library_in_wrapper": (
+        candidate("return ext.matmul_library(A.contiguous(), B.contiguous())", args="A, B"),
+        "reference_work_still_runs",
+    ),
+    "decoy_kernel_beside_torch": (
+        candidate("ext.decoy(A)\nreturn A @ B", args="A, B"),
+        "output_ignores_custom_kernels",
+    ),
+}
