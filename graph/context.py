@@ -1,7 +1,8 @@
 """The runtime context every strategy takes (LangGraph ``context_schema``): one knob set for all four graphs.
 
-This module is the one source of the strategy names, the ambitions, every knob's default and its choices:
-graph.BUILDERS, graph.studio, graph.presets and run.py read them from here.
+This module is the one source of the strategy names, every knob's default and its choices: graph.BUILDERS,
+graph.studio, graph.presets and run.py read them from here. The ambition names are the standalone
+evaluator's (evaluator.regions.model, where they choose which regions are offered).
 
 Build it in Python (``Context(samples=4, ambition="conservative")``), from a preset
 (``Context(preset="repaired-agent")`` or ``Context.from_preset("naive-agent", rounds=5)``), from run.py, or
@@ -18,10 +19,10 @@ from typing import Annotated, Any, Literal, get_args, get_type_hints
 
 from pydantic import Field
 
+from evaluator.regions.model import Ambition
+
 Strategy = Literal["zero_shot", "profiling_guided", "iterative_refinement", "agent"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
-Ambition = Literal["conservative", "moderate", "aggressive"]
-AMBITIONS: tuple[str, ...] = get_args(Ambition)
 
 
 def _doc(text: str, **constraints: Any) -> Any:

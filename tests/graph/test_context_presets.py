@@ -10,8 +10,9 @@ from types import SimpleNamespace
 import pytest
 from pydantic import TypeAdapter
 
+from evaluator.regions.model import AMBITIONS
 from graph import BUILDERS
-from graph.context import AMBITIONS, STRATEGIES, Context, describe, settings
+from graph.context import STRATEGIES, Context, describe, settings
 from graph.presets import PRESETS, preset_values
 from nodes.prompt_files import PROMPT_ROOT
 

@@ -1,0 +1,233 @@
+"""The region kind, end to end on this host: one region per shared problem written by the embedded model.
+
+For each problem the framework traces the reference, offers one region (conservative ambition: the
+costliest map or reduce region, or the op itself where the task is a single op) and renders its contract;
+the model writes the body, sample 0 greedy and the others at a cooler temperature, each with up to two
+local repair rounds (lint + NVRTC). What this measures without a GPU: how many problems get a contract,
+how many bodies pass the local checks (n = 1 and best-of-n), tokens and seconds per sample. The strict
+verdict per region needs the GPU host; the samples file keeps every assembled kernel for it.
+
+    python -m benchmarks.regions generate [--samples 4]   # resumable: runs/regions/samples.jsonl
+    python -m benchmarks.regions report                   # benchmarks/results/regions.json + .png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+KERNELBENCH = REPO.parent / "shared" / "kernelbench"
+RUNS = REPO / "runs" / "regions"
+RESULTS = REPO / "benchmarks" / "results"
+SAMPLE_TEMPERATURE = 0.5  # samples after the greedy one: cooler than whole programs' 0.7-0.8
+
+
+def offered_contract(problem: Any) -> tuple[Any, Any]:
+    """(region, contract) of the problem's one conservative region; raises RegionError with the reason."""
+    from evaluator.regions.contract import render
+    from evaluator.regions.model import RegionError
+    from evaluator.regions.partition import offer, partition
+    from evaluator.regions.trace import trace_problem
+
+    regions = offer(partition(trace_problem(problem)), "conservative")
+    if not regions:
+        raise RegionError("no region offered")
+    return regions[0], render(regions[0])
+
+
+def generate(kernelbench: Path, out: Path, samples: int) -> int:
+    from evaluator.problem import load_problems
+    from evaluator.regions.model import RegionError
+    from nodes.region_writer import write_region
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "samples.jsonl"
+    done = {(r["problem"], r["sample"]) for r in _read(path)}
+    for problem in load_problems(kernelbench):
+        todo = [s for s in range(samples) if (problem.key, s) not in done]
+        if not todo:
+            continue
+        base = {
+            "problem": problem.key,
+            "name": problem.name,
+            "level": problem.level,
+            "id": problem.problem_id,
+        }
+        try:
+            region, contract = offered_contract(problem)
+        except RegionError as exc:
+            _append(path, base | {"sample": 0, "contract": False, "reason": str(exc)})
+            continue
+        base |= {
+            "contract": True,
+            "region": region.id,
+            "kind": region.kind,
+            "targets": [s.target for s in region.steps],
+            "launch": contract.launch,
+        }
+        for s in todo:
+            temperature = 0.0 if s == 0 else SAMPLE_TEMPERATURE
+            attempt = write_region(contract, temperature=temperature, seed=problem.problem_id * 100 + s)
+            _append(path, base | {"sample": s, "temperature": temperature} | attempt.to_dict())
+            print(
+                f"{problem.key} sample {s}: {'ok' if attempt.ok else 'FAILED'} after {attempt.rounds} "
+                f"answer(s), {attempt.completion_tokens} tokens, {attempt.seconds:.0f} s",
+                flush=True,
+            )
+    return 0
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per level and overall: contracts, local pass at n = 1 and best-of-n, tokens and seconds."""
+    by_problem: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_problem.setdefault(r["problem"], []).append(r)
+    levels: dict[str, dict[str, Any]] = {}
+    for _, samples in sorted(by_problem.items()):
+        for level in (str(samples[0]["level"]), "all"):
+            g = levels.setdefault(
+                level,
+                {
+                    "problems": 0,
+                    "contracts": 0,
+                    "local_ok_n1": 0,
+                    "local_ok_any": 0,
+                    "samples": 0,
+                    "tokens": 0,
+                    "seconds": 0.0,
+                    "answers": 0,
+                },
+            )
+            g["problems"] += 1
+            written = [s for s in samples if s.get("contract")]
+            if not written:
+                continue
+            g["contracts"] += 1
+            greedy = next((s for s in written if s["sample"] == 0), None)
+            g["local_ok_n1"] += bool(greedy and greedy["ok"])
+            g["local_ok_any"] += any(s["ok"] for s in written)
+            g["samples"] += len(written)
+            g["tokens"] += sum(s["completion_tokens"] for s in written)
+            g["seconds"] += sum(s["seconds"] for s in written)
+            g["answers"] += sum(s["rounds"] for s in written)
+    for g in levels.values():
+        n = max(g["samples"], 1)
+        g.update(
+            tokens_per_sample=round(g.pop("tokens") / n, 1),
+            seconds_per_sample=round(g.pop("seconds") / n, 1),
+            answers_per_sample=round(g.pop("answers") / n, 2),
+        )
+    return levels
+
+
+def report(out: Path, results: Path) -> int:
+    rows = _read(out / "samples.jsonl")
+    if not rows:
+        print(f"no samples under {out} yet", file=sys.stderr)
+        return 1
+    levels = summarise(rows)
+    failures = [
+        {"problem": r["problem"], "reason": r.get("reason") or r.get("errors", "")[:300]}
+        for r in rows
+        if not r.get("contract") or (r["sample"] == 0 and not r["ok"])
+    ]
+    summary = {
+        "what": "one conservative region per shared problem, written by the embedded model; local checks "
+        "only (lint + NVRTC), strict GPU verdicts not measured in this run",
+        "machine": f"{platform.node()} ({platform.machine()}), CPU only",
+        "model": _model_name(),
+        "samples_per_problem": max(r["sample"] for r in rows) + 1,
+        "levels": levels,
+        "failures_at_n1": failures,
+        "strict_gpu": None,
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "regions.json").write_text(json.dumps(summary, indent=1))
+    _plot(levels, results / "regions.png")
+    print(json.dumps(levels, indent=1))
+    return 0
+
+
+def _plot(levels: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = sorted(levels, key=lambda k: (k == "all", k))
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for offset, (field, label) in enumerate(
+        [
+            ("contracts", "contract offered"),
+            ("local_ok_n1", "local checks pass, n = 1"),
+            ("local_ok_any", "local checks pass, best-of-n"),
+        ]
+    ):
+        ax.bar(
+            [i + 0.27 * (offset - 1) for i in range(len(names))],
+            [100 * levels[n][field] / levels[n]["problems"] for n in names],
+            0.27,
+            label=label,
+        )
+    ax.set_xticks(range(len(names)), [f"level {n}" if n != "all" else "all" for n in names])
+    ax.set_ylabel("% of problems")
+    ax.set_title("Region contracts, embedded model (local checks; GPU verdicts pending)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _model_name() -> str:
+    try:
+        from nodes.model.llm import model_info
+
+        info = model_info()
+        return f"{info.get('name') or '?'} {info.get('quantisation') or ''}".strip()
+    except Exception as exc:  # noqa: BLE001 - the report still stands without the model's name
+        return f"unknown ({type(exc).__name__})"
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a line cut by a kill: that sample is generated again
+    return rows
+
+
+def _append(path: Path, row: dict[str, Any]) -> None:
+    with path.open("a") as fh:
+        fh.write(json.dumps(row) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--out", type=Path, default=RUNS)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate")
+    g.add_argument("--kernelbench", type=Path, default=KERNELBENCH)
+    g.add_argument("--samples", type=int, default=1)
+    r = sub.add_parser("report")
+    r.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    if args.cmd == "generate":
+        return generate(args.kernelbench, args.out, args.samples)
+    return report(args.out, args.results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Local checks of a region kernel before any GPU sees it: the body is extracted and cleaned, assembled
+into the framework's skeleton, linted, and compiled with NVRTC (tens of ms, no GPU needed)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluator.regions.contract import BODY_MARK, Contract
+from evaluator.regions.lint import lint_body, lint_source
+from evaluator.regions.nvrtc import annotate, compile_kernel
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+@dataclass
+class Checked:
+    """The verdict of the local checks on one body: ok, or the findings a repair round shows."""
+
+    body: str
+    source: str
+    ok: bool
+    lint: list[dict[str, Any]] = field(default_factory=list)
+    compile_log: str = ""
+    errors: str = ""  # what a repair prompt shows: lint messages, or compiler errors with their lines
+    compile_seconds: float = 0.0
+
+
+def extract_body(text: str, contract: Contract) -> str:
+    """The lines the model meant as the body: the last fenced block (or the whole answer), without the
+    lines it repeated from the framework's head and tail (the 1.5B model often copies given lines, and a
+    repeated declaration would not compile)."""
+    blocks = _FENCE.findall(text or "")
+    code = blocks[-1][1] if blocks else (text or "")
+    if BODY_MARK.strip() in code:
+        code = code.split(BODY_MARK.strip(), 1)[1]
+    given = {
+        line.strip()
+        for line in (contract.head + "\n" + contract.tail).splitlines()
+        if re.search(r"\w", line)  # a bare brace repeated is not a copy of the skeleton
+    }
+    lines = [line for line in code.splitlines() if line.strip() not in given]
+    while lines and (not lines[-1].strip() or (lines[-1].strip() in ("}", "};") and _open_braces(lines) < 0)):
+        lines.pop()  # the framework closes the loop and the kernel: only braces the body never opened
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _error_lines(log: str) -> str:
+    """Errors the annotator cannot place on a line (e.g. 'At end of source: ...'), without the warnings."""
+    return "\n".join(line for line in log.splitlines() if "error" in line) or log.strip()[-1500:]
+
+
+def _open_braces(lines: list[str]) -> int:
+    text = "\n".join(lines)
+    return text.count("{") - text.count("}")
+
+
+def check(contract: Contract, body: str, arch: str = "sm_90") -> Checked:
+    """Lint the body, then compile the assembled kernel; the first problem found is what a repair sees."""
+    source = contract.assemble(body)
+    findings = [*lint_body(body), *lint_source(source, contract.signature)]
+    lint = [{"code": f.code, "message": f.message, "line": f.line} for f in findings]
+    if not body.strip():
+        lint.append({"code": "empty_body", "message": "the answer held no lines of code", "line": None})
+    if lint:
+        errors = "\n".join(f"- {f['message']}" for f in lint)
+        return Checked(body, source, False, lint, errors=errors)
+    compiled = compile_kernel(source, name=f"{contract.kernel_name}.cu", arch=arch)
+    errors = "" if compiled.ok else (annotate(source, compiled) or _error_lines(compiled.log))
+    return Checked(body, source, compiled.ok, [], compiled.log, errors, compiled.seconds)

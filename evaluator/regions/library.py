@@ -1,0 +1,107 @@
+"""The framework's device side: the prelude every region kernel starts with, and what each op means.
+
+The prelude is prepended by the framework, never by the model (in the probe the model dropped the
+`#define`s it was told to keep in 9 of 15 replies). The glossary says, per canonical op, what the op
+computes and which helper or expression computes it in CUDA, so the model never has to recall PyTorch's
+exact definitions (exact GELU, mish, softplus's threshold, ...).
+"""
+
+from __future__ import annotations
+
+PRELUDE = r"""// ---- kernelgraph prelude: written by the framework ----
+#ifdef __CUDACC_RTC__
+typedef long long int64_t;  // NVRTC has no standard headers
+#define INFINITY __int_as_float(0x7f800000)
+#define FLT_MAX 3.402823466e+38f
+#else
+#include <cstdint>
+#include <cfloat>
+#include <cmath>
+#endif
+__device__ __forceinline__ float kg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float kg_softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+__device__ __forceinline__ float kg_mish(float x) { return x * tanhf(kg_softplus(x)); }
+__device__ __forceinline__ float kg_gelu(float x) {
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+__device__ __forceinline__ float kg_gelu_tanh(float x) {
+    return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+__device__ __forceinline__ float kg_relu(float x) { return x > 0.0f ? x : 0.0f; }
+__device__ __forceinline__ float kg_leaky_relu(float x, float slope) { return x > 0.0f ? x : x * slope; }
+__device__ __forceinline__ float kg_clamp(float x, float lo, float hi) { return fminf(fmaxf(x, lo), hi); }
+__device__ __forceinline__ float kg_hardtanh(float x, float lo, float hi) { return kg_clamp(x, lo, hi); }
+__device__ __forceinline__ float kg_hardsigmoid(float x) { return kg_clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); }
+__device__ __forceinline__ float kg_hardswish(float x) { return x * kg_hardsigmoid(x); }
+__device__ __forceinline__ float kg_silu(float x) { return x * kg_sigmoid(x); }
+__device__ __forceinline__ float kg_elu(float x, float alpha) { return x > 0.0f ? x : alpha * expm1f(x); }
+__device__ __forceinline__ float kg_selu(float x) {
+    return 1.0507009873554805f * (x > 0.0f ? x : 1.6732632423543772f * expm1f(x));
+}
+// ---- end of prelude ----
+"""
+
+HELPERS: tuple[str, ...] = (
+    "kg_sigmoid",
+    "kg_softplus",
+    "kg_mish",
+    "kg_gelu",
+    "kg_gelu_tanh",
+    "kg_relu",
+    "kg_leaky_relu",
+    "kg_clamp",
+    "kg_hardtanh",
+    "kg_hardsigmoid",
+    "kg_hardswish",
+    "kg_silu",
+    "kg_elu",
+    "kg_selu",
+)
+
+# canonical op -> what it computes, in CUDA terms the model can copy.
+GLOSSARY: dict[str, str] = {
+    "torch.add": "a + b elementwise (a broadcast operand is already loaded at this element's index)",
+    "torch.sub": "a - b elementwise",
+    "torch.mul": "a * b elementwise",
+    "torch.div": "a / b elementwise (true division)",
+    "torch.neg": "-a",
+    "torch.pow": "powf(a, b); for b == 2 write a * a",
+    "torch.exp": "expf(a)",
+    "torch.log": "logf(a)",
+    "torch.sqrt": "sqrtf(a)",
+    "torch.rsqrt": "rsqrtf(a)",
+    "torch.abs": "fabsf(a)",
+    "torch.tanh": "tanhf(a)",
+    "torch.sigmoid": "kg_sigmoid(a) = 1 / (1 + exp(-a))",
+    "torch.relu": "kg_relu(a) = max(a, 0)",
+    "torch.clamp": "kg_clamp(a, min, max); a missing bound is no bound (use fmaxf or fminf alone)",
+    "torch.minimum": "fminf(a, b)",
+    "torch.maximum": "fmaxf(a, b)",
+    "torch.nn.functional.leaky_relu": "kg_leaky_relu(a, negative_slope)",
+    "torch.nn.functional.hardtanh": "kg_hardtanh(a, min_val, max_val)",
+    "torch.nn.functional.gelu": "kg_gelu(a): exact GELU 0.5*a*(1+erf(a/sqrt(2))); approximate='tanh' is "
+    "kg_gelu_tanh(a)",
+    "torch.nn.functional.mish": "kg_mish(a) = a * tanh(softplus(a))",
+    "torch.nn.functional.softplus": "kg_softplus(a) = log(1 + exp(a)) (a itself above 20)",
+    "torch.nn.functional.silu": "kg_silu(a) = a * sigmoid(a)",
+    "torch.nn.functional.hardswish": "kg_hardswish(a) = a * clamp(a/6 + 1/2, 0, 1)",
+    "torch.nn.functional.hardsigmoid": "kg_hardsigmoid(a) = clamp(a/6 + 1/2, 0, 1)",
+    "torch.nn.functional.elu": "kg_elu(a, alpha)",
+    "torch.nn.functional.selu": "kg_selu(a)",
+    "torch.sum": "the sum over the reduced dim",
+    "torch.mean": "the sum over the reduced dim divided by its length R",
+    "torch.amax": "the largest value over the reduced dim (start from -INFINITY)",
+    "torch.max": "the largest value over the reduced dim (start from -INFINITY)",
+    "torch.amin": "the smallest value over the reduced dim (start from INFINITY)",
+    "torch.min": "the smallest value over the reduced dim (start from INFINITY)",
+    "torch.logsumexp": "m + log(sum(exp(x(k) - m))) with m the largest x(k) (subtract it first)",
+    "torch.softmax": "out(k) = exp(x(k) - m) / sum_j exp(x(j) - m), m the largest x(j): three passes over k "
+    "(max, sum of exps, write)",
+    "torch.log_softmax": "out(k) = x(k) - m - log(sum_j exp(x(j) - m)), m the largest x(j)",
+    "torch.nn.functional.layer_norm": "mean and variance (biased, divide by R) over the normalized "
+    "elements, out(k) = (x(k) - mean) / sqrt(var + eps) * weight(k) + bias(k)",
+    "torch.matmul": "result = sum over k of A(k) * B(k) for this output element",
+    "torch.mm": "result = sum over k of A(k) * B(k) for this output element",
+    "torch.bmm": "result = sum over k of A(k) * B(k) for this output element (same batch)",
+    "torch.nn.functional.linear": "result = sum over k of x(k) * weight(k), plus bias() when there is a bias",
+}

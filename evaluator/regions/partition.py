@@ -1,0 +1,159 @@
+"""Cut a traced problem into regions of one kind each, and choose which regions to offer the model.
+
+A map region is a maximal pointwise chain (a map node joins its producer's region when it is the
+producer's only user), so one kernel computes it at the output's index; every reduce and contraction op
+is a region of its own; everything else is kept, left to PyTorch. Nodes that compute no tensor (a
+`.size()`, a tuple) belong to no region: PyTorch evaluates them around the regions.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from evaluator.regions.model import AMBITIONS, Kind, Region, Step, TensorInfo
+from evaluator.regions.trace import CALLS, Traced, is_tensor, tensor_info
+
+MAP = frozenset(
+    "torch." + op
+    for op in (
+        "add sub mul div neg pow abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal square "
+        "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc sigmoid relu clamp clamp_min "
+        "clamp_max minimum maximum floor ceil round trunc sign positive"
+    ).split()
+) | frozenset(
+    "torch.nn.functional." + op
+    for op in (
+        "gelu leaky_relu hardtanh relu6 elu selu celu silu mish softplus softsign hardsigmoid hardswish "
+        "logsigmoid tanhshrink threshold"
+    ).split()
+)
+REDUCE = (
+    frozenset(
+        "torch." + op
+        for op in (
+            "softmax log_softmax sum mean amax amin max min prod logsumexp norm var std argmax argmin"
+        ).split()
+    )
+    | frozenset(
+        "torch.nn.functional." + op for op in "layer_norm group_norm rms_norm normalize softmin".split()
+    )
+    | {"torch.linalg.vector_norm"}
+)
+CONTRACTION = frozenset(
+    {"torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.nn.functional.linear"}
+) | frozenset(f"torch.nn.functional.conv{t}{d}d" for t in ("", "_transpose") for d in (1, 2, 3))
+
+
+
+def partition(traced: Traced) -> list[Region]:
+    """Regions in graph order (ordered by their output node), ids r0, r1, ..."""
+    graph = traced.gm.graph
+    order = {n.name: i for i, n in enumerate(graph.nodes)}
+    scalars = dict(traced.scalar_inputs)
+    kinds: dict[str, Kind] = {
+        n.name: _kind(n, traced, scalars) for n in graph.nodes if n.op in CALLS and is_tensor(n)
+    }
+    groups: dict[str, list[torch.fx.Node]] = {}  # region output name -> its nodes
+    for node in graph.nodes:
+        if node.name not in kinds:
+            continue
+        group = [node]
+        if kinds[node.name] == "map":
+            for producer in node.all_input_nodes:
+                if kinds.get(producer.name) == "map" and len(producer.users) == 1 and producer.name in groups:
+                    group = groups.pop(producer.name) + group
+        groups[node.name] = sorted(group, key=lambda n: order[n.name])
+    ordered = sorted(groups.values(), key=lambda nodes: order[nodes[-1].name])
+    return [
+        _region(f"r{i}", kinds[nodes[-1].name], nodes, traced, scalars) for i, nodes in enumerate(ordered)
+    ]
+
+
+def _kind(node: torch.fx.Node, traced: Traced, scalars: dict[str, float]) -> Kind:
+    """map/reduce/contraction when one kernel could compute the op from tensors (and, for map, scalars)."""
+    target = traced.steps[node.name].target
+    if node.name in traced.impure:
+        return "kept"
+    inputs = node.all_input_nodes
+    if not all(is_tensor(n) or (n.name in scalars and target in MAP) for n in inputs):
+        return "kept"
+    floating = all(_floating(n) for n in inputs if is_tensor(n)) and _floating(node)
+    if target in MAP and floating:
+        return "map"
+    if target in REDUCE and floating:
+        return "reduce"
+    if target in CONTRACTION and floating:
+        return "contraction"
+    return "kept"
+
+
+def _floating(node: torch.fx.Node) -> bool:
+    return node.meta["tensor_meta"].dtype.is_floating_point
+
+
+def _region(
+    rid: str, kind: Kind, nodes: list[torch.fx.Node], traced: Traced, scalars: dict[str, float]
+) -> Region:
+    inside = {n.name for n in nodes}
+    inputs: list[TensorInfo] = []
+    used: list[tuple[str, float]] = []
+    for node in nodes:
+        for producer in node.all_input_nodes:
+            if producer.name in inside:
+                continue
+            if is_tensor(producer) and all(t.name != producer.name for t in inputs):
+                inputs.append(tensor_info(producer))
+            elif producer.name in scalars and (producer.name, scalars[producer.name]) not in used:
+                used.append((producer.name, scalars[producer.name]))
+    steps = [traced.steps[n.name] for n in nodes]
+    output = tensor_info(nodes[-1])
+    cost = (
+        _flops(steps[0], inputs)
+        if kind == "contraction"
+        else 4.0 * (sum(t.numel for t in inputs) + output.numel)
+    )
+    return Region(rid, kind, [n.name for n in nodes], inputs, output, steps, used, cost)
+
+
+def _flops(step: Step, inputs: list[TensorInfo]) -> float:
+    """2 x M x N x K for products; a convolution multiplies each output by in_channels/groups x kernel."""
+    shapes = {t.name: t.shape for t in inputs}
+    args = [shapes.get(a, ()) for a in step.args]
+    out = step.out.numel
+    if "conv" in step.target:
+        weight = args[1]
+        per_row = 1
+        for d in weight[1:]:
+            per_row *= d
+        if "transpose" in step.target:  # each input element scatters into out_channels/groups x kernel
+            x = 1
+            for d in args[0]:
+                x *= d
+            return 2.0 * x * per_row
+        return 2.0 * out * per_row
+    if step.target == "torch.nn.functional.linear":
+        return 2.0 * out * args[1][-1]
+    first = args[1] if step.target in ("torch.addmm", "torch.baddbmm") else args[0]
+    return 2.0 * out * (first[-1] if first else 1)
+
+
+def offer(regions: list[Region], ambition: str = "conservative") -> list[Region]:
+    """The regions the model is asked to write, in graph order.
+
+    conservative: one region: the task's only compute op whatever its kind (a lone matmul, a scalar
+    multiply), else the costliest map or reduce region (memory-bound epilogues are where a small model's
+    kernel can win); moderate: every map and reduce region, plus that one; aggressive: every region that
+    is not kept.
+    """
+    if ambition not in AMBITIONS:
+        raise ValueError(f"ambition must be one of {', '.join(AMBITIONS)}, not {ambition!r}")
+    compute = [r for r in regions if r.kind != "kept"]
+    if ambition == "aggressive":
+        return compute
+    pointwise = [r for r in compute if r.kind in ("map", "reduce")]
+    pool = compute if len(compute) == 1 or not pointwise else pointwise
+    best = [max(pool, key=lambda r: r.cost)] if pool else []
+    if ambition == "conservative":
+        return best
+    chosen = {r.id for r in pointwise + best}
+    return [r for r in compute if r.id in chosen]

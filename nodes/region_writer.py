@@ -1,0 +1,90 @@
+"""Region writing: the model completes one region kernel's body; local checks and repair rounds follow.
+
+The model sees the contract's facts (the PyTorch region, op meanings, tensors, the kernel so far) and
+answers with body lines only. Each answer is checked here (lint + NVRTC, no GPU). A failed answer gets a
+repair round that shows the error with its line and a caret, sampled with temperature: greedy repairs
+repeat their error (measured). The first sample of a best-of-n is greedy; the others sample cooler than
+whole programs did (probe: 4 samples at T = 0.7 scored 8.75/20 per sample against greedy's 14/20).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from evaluator.regions.check import Checked, check, extract_body
+from evaluator.regions.contract import Contract
+from nodes.model.llm import ChatBackend, shared_model
+from nodes.prompt_files import build_messages
+
+REPAIR_TEMPERATURE = 0.7
+
+
+@dataclass
+class RegionAttempt:
+    """One sample and its repair rounds: the final body and source, whether the local checks pass."""
+
+    body: str
+    source: str
+    ok: bool
+    errors: str
+    rounds: int  # answers asked for: 1 + repair rounds
+    completion_tokens: int = 0
+    prompt_tokens: int = 0
+    seconds: float = 0.0
+    history: list[dict[str, Any]] = field(default_factory=list)  # each answer: text, ok, errors
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def write_region(
+    contract: Contract,
+    *,
+    model: ChatBackend | None = None,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    repairs: int = 2,
+    max_tokens: int = 768,
+    ambition: str = "moderate",
+    prompts: dict[str, str] | None = None,
+) -> RegionAttempt:
+    """Ask for a body, check it locally, repair up to `repairs` times; the last answer is the result."""
+    model = model or shared_model()
+    messages = build_messages("region", ambition, "cuda", prompts, {"facts": contract.facts})
+    attempt = RegionAttempt(body="", source="", ok=False, errors="", rounds=0)
+    for round_ in range(repairs + 1):
+        reply = model.chat(
+            messages,
+            max_tokens=max_tokens,
+            temperature=temperature if round_ == 0 else max(temperature, REPAIR_TEMPERATURE),
+            seed=None if seed is None else seed + 1000 * round_,
+        )
+        result = check(contract, extract_body(reply.text, contract))
+        _record(attempt, reply.text, result, reply.prompt_tokens, reply.completion_tokens, reply.seconds)
+        if result.ok:
+            break
+        values = {"facts": contract.facts, "body": result.body or "(nothing)", "errors": result.errors}
+        messages = build_messages("region_repair", ambition, "cuda", prompts, values)
+    return attempt
+
+
+def _record(
+    attempt: RegionAttempt,
+    text: str,
+    result: Checked,
+    prompt_tokens: int,
+    completion_tokens: int,
+    seconds: float,
+) -> None:
+    attempt.rounds += 1
+    attempt.body, attempt.source, attempt.ok, attempt.errors = (
+        result.body,
+        result.source,
+        result.ok,
+        result.errors,
+    )
+    attempt.prompt_tokens += prompt_tokens
+    attempt.completion_tokens += completion_tokens
+    attempt.seconds += seconds
+    attempt.history.append({"answer": text, "ok": result.ok, "errors": result.errors, "lint": result.lint})

@@ -1,0 +1,52 @@
+"""benchmarks/regions.py: contracts for real problems, a scripted model's bodies through the real local
+checks (NVRTC), resumable samples and the report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from benchmarks import regions as bench
+from nodes.model.llm import Completion, use_model
+
+BODIES = {"t1 = A * s": "```cuda\nfloat t1 = A * s;\n```", "t5 = t4 / 2.0": "```cuda\nfloat t1 = oops;\n```"}
+
+
+class ByContract:
+    """Answers by the contract: right for the matrix-scalar multiply, wrong for the level 2 chain."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def chat(self, messages: list[dict[str, str]], **kwargs: Any) -> Completion:
+        self.calls += 1
+        text = next(body for marker, body in BODIES.items() if marker in messages[-1]["content"])
+        return Completion(text, prompt_tokens=500, completion_tokens=12, seconds=1.0)
+
+
+def test_generate_is_resumable_and_the_report_counts_local_passes(
+    tmp_path: Path, kernelbench_dir: Path
+) -> None:
+    suite = tmp_path / "kb"
+    for level, name in (
+        (1, "5_Matrix_scalar_multiplication.py"),
+        (2, "2_ConvTranspose2d_BiasAdd_Clamp_Scaling_Clamp_Divide.py"),
+    ):
+        (suite / f"level{level}").mkdir(parents=True, exist_ok=True)
+        shutil.copy(kernelbench_dir / f"level{level}" / name, suite / f"level{level}" / name)
+    model = ByContract()
+    with use_model(model):
+        assert bench.generate(suite, tmp_path / "runs", samples=1) == 0
+        calls = model.calls
+        assert calls == 1 + 3  # one good answer; one bad answer and its two repairs
+        assert bench.generate(suite, tmp_path / "runs", samples=1) == 0 and model.calls == calls  # resumed
+        assert bench.report(tmp_path / "runs", tmp_path / "results") == 0
+    rows = [json.loads(line) for line in (tmp_path / "runs" / "samples.jsonl").read_text().splitlines()]
+    good = next(r for r in rows if r["level"] == 1)
+    assert good["ok"] and good["kind"] == "map" and 'extern "C" __global__' in good["source"]
+    summary = json.loads((tmp_path / "results" / "regions.json").read_text())
+    assert (summary["levels"]["all"]["contracts"], summary["levels"]["all"]["local_ok_n1"]) == (2, 1)
+    assert summary["levels"]["2"]["answers_per_sample"] == 3 and summary["strict_gpu"] is None
+    assert (tmp_path / "results" / "regions.png").stat().st_size > 0

@@ -1,0 +1,137 @@
+"""Contracts by region kind and the local checks, with real NVRTC compiles (no GPU needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluator.regions.check import check, extract_body
+from evaluator.regions.contract import BODY_MARK, render
+from evaluator.regions.model import Region, RegionError, Step
+from evaluator.regions.model import TensorInfo as T
+
+F = "float32"
+
+
+def _map_region() -> Region:
+    """Level 2 problem 2's epilogue: conv output + bias, clamp, scale, clamp, divide."""
+    shape = (4, 8, 6, 6)
+    x, bias = T("conv_transpose", shape, F), T("bias", (8, 1, 1), F)
+    codes = [
+        ("add", "torch.add", "add = conv_transpose + bias"),
+        ("clamp", "torch.clamp", "clamp = torch.clamp(add, min=0.0, max=1.0)"),
+        ("mul", "torch.mul", "mul = clamp * 2.0"),
+        ("clamp_1", "torch.clamp", "clamp_1 = torch.clamp(mul, min=0.0, max=1.0)"),
+        ("truediv", "torch.div", "truediv = clamp_1 / 2.0"),
+    ]
+    steps = [Step(T(name, shape, F), target, (), (), code) for name, target, code in codes]
+    return Region("r1", "map", [s.out.name for s in steps], [x, bias], steps[-1].out, steps)
+
+
+MAP_BODY = """float t1 = conv_transpose + bias;
+float t2 = kg_clamp(t1, 0.0f, 1.0f);
+float t3 = t2 * 2.0f;
+float t4 = kg_clamp(t3, 0.0f, 1.0f);
+float t5 = t4 / 2.0f;"""
+
+
+def test_map_contract_owns_index_loads_and_store_and_renames_steps() -> None:
+    contract = render(_map_region())
+    assert contract.signature.startswith('extern "C" __global__ void region_r1(')
+    assert "const float bias = p_bias[c1];" in contract.head  # the broadcast operand, preloaded
+    assert "const float conv_transpose = p_conv_transpose[i];" in contract.head
+    assert "p_out[i] = t5;" in contract.tail and contract.head.endswith(BODY_MARK)
+    assert "t2 = torch.clamp(t1, min=0.0, max=1.0)" in contract.facts  # fx names never reach the model
+    assert "clamp_1" not in contract.facts and "kg_clamp(a, min, max)" in contract.facts
+    assert contract.launch["count"] == 4 * 8 * 6 * 6 and contract.launch["inputs"] == [
+        "conv_transpose",
+        "bias",
+    ]
+
+
+def test_a_good_body_compiles_and_a_bad_one_gets_its_line_and_caret() -> None:
+    contract = render(_map_region())
+    good = check(contract, MAP_BODY)
+    assert good.ok and good.compile_seconds < 2.0 and good.errors == ""
+    bad = check(contract, MAP_BODY.replace("kg_clamp(t1", "clamp(t1"))
+    assert not bad.ok and 'identifier "clamp" is undefined' in bad.errors
+    assert "float t2 = clamp(t1, 0.0f, 1.0f);" in bad.errors and "^" in bad.errors
+
+
+def test_lint_stops_torch_in_device_code_before_compiling() -> None:
+    checked = check(render(_map_region()), MAP_BODY + "\nfloat t6 = torch.relu(t5);")
+    assert not checked.ok and checked.lint and checked.compile_log == ""
+
+
+def test_extract_body_drops_what_the_model_repeated_from_the_skeleton() -> None:
+    contract = render(_map_region())
+    answer = (
+        "Here:\n```cuda\n        const float bias = p_bias[c1];\n"
+        + MAP_BODY
+        + "\np_out[i] = t5;\n    }\n}\n```"
+    )
+    assert extract_body(answer, contract) == MAP_BODY
+    assert extract_body(MAP_BODY, contract) == MAP_BODY  # no fence: the whole answer
+    loop = "float s = 0.0f;\nfor (int64_t k = 0; k < 4; ++k) {\n    s += t5;\n}"
+    assert extract_body(f"```cuda\n{loop}\n}}\n}}\n```", contract) == loop  # its own brace stays
+
+
+def test_reduce_contract_reads_the_row_through_an_accessor() -> None:
+    x, out = T("x", (16, 300), F), T("softmax", (16, 300), F)
+    step = Step(out, "torch.softmax", ("x",), (("dim", 1),), "softmax = torch.softmax(x, dim=1)")
+    contract = render(Region("r0", "reduce", ["softmax"], [x], out, [step]))
+    assert "OUTER = 16, R = 300, INNER = 1" in contract.head and "auto out = " in contract.head
+    body = """float m = -INFINITY;
+for (int64_t k = 0; k < R; ++k) m = fmaxf(m, x(k));
+float s = 0.0f;
+for (int64_t k = 0; k < R; ++k) s += expf(x(k) - m);
+for (int64_t k = 0; k < R; ++k) out(k) = expf(x(k) - m) / s;"""
+    assert check(contract, body).ok
+    assert contract.launch["count"] == 16
+
+
+def test_sum_over_a_middle_dim_and_a_long_matmul() -> None:
+    x, out = T("x", (4, 5, 6), F), T("sum_1", (4, 6), F)
+    step = Step(out, "torch.sum", ("x",), (("dim", 1),), "sum_1 = torch.sum(x, dim=1)")
+    contract = render(Region("r0", "reduce", ["sum_1"], [x], out, [step]))
+    assert "OUTER = 4, R = 5, INNER = 6" in contract.head
+    assert check(contract, "float s = 0.0f;\nfor (int64_t k = 0; k < R; ++k) s += x(k);\nresult = s;").ok
+    a, b, c = T("A", (64, 1 << 20), F), T("B", (1 << 20, 1), F), T("matmul", (64, 1), F)
+    mm = render(
+        Region(
+            "r0",
+            "contraction",
+            ["matmul"],
+            [a, b],
+            c,
+            [Step(c, "torch.matmul", ("A", "B"), (), "matmul = torch.matmul(A, B)")],
+        )
+    )
+    assert "accumulate in double" in mm.head and "K = 1048576" in mm.head
+    body = (
+        "double acc = 0.0;\nfor (int64_t k = 0; k < K; ++k) acc += (double)A(k) * B(k);\nresult = (float)acc;"
+    )
+    assert check(mm, body).ok
+
+
+def test_regions_without_a_skeleton_say_why() -> None:
+    x, w, out = T("x", (1, 3, 8, 8), F), T("weight", (4, 3, 3, 3), F), T("conv2d", (1, 4, 6, 6), F)
+    step = Step(
+        out,
+        "torch.nn.functional.conv2d",
+        ("x", "weight"),
+        (),
+        "conv2d = torch.nn.functional.conv2d(x, weight)",
+    )
+    with pytest.raises(RegionError, match="no contract"):
+        render(Region("r0", "contraction", ["conv2d"], [x, w], out, [step]))
+    with pytest.raises(RegionError, match="float32"):
+        render(
+            Region(
+                "r0",
+                "map",
+                ["neg"],
+                [T("x", (4,), "float16")],
+                T("neg", (4,), "float16"),
+                [Step(T("neg", (4,), "float16"), "torch.neg", ("x",), (), "neg = -x")],
+            )
+        )
