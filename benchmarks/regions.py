@@ -7,8 +7,10 @@ local repair rounds (lint + NVRTC). What this measures without a GPU: how many p
 how many bodies pass the local checks (n = 1 and best-of-n), tokens and seconds per sample. The strict
 verdict per region needs the GPU host; the samples file keeps every assembled kernel for it.
 
-    python -m benchmarks.regions generate [--samples 4]   # resumable: runs/regions/samples.jsonl
-    python -m benchmarks.regions report                   # benchmarks/results/regions.json + .png
+    python -m benchmarks.regions generate [--samples 4]   # resumable, into benchmarks/results/regions/
+    python -m benchmarks.regions jobs --jobs JOBS.jsonl   # every sample exported as a KernelBench program
+    python -m evaluator run JOBS.jsonl --out VERDICTS.jsonl   # on the GPU host (scripts/gpu_suite.sh regions)
+    python -m benchmarks.regions report [--verdicts VERDICTS.jsonl]   # benchmarks/results/regions.json + .png
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 KERNELBENCH = REPO.parent / "shared" / "kernelbench"
-RUNS = REPO / "runs" / "regions"
 RESULTS = REPO / "benchmarks" / "results"
+RUNS = RESULTS / "regions"  # the raw samples are results: committed, so a GPU host can judge them later
 SAMPLE_TEMPERATURE = 0.5  # samples after the greedy one: cooler than whole programs' 0.7-0.8
 
 
@@ -83,8 +85,39 @@ def generate(kernelbench: Path, out: Path, samples: int) -> int:
     return 0
 
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per level and overall: contracts, local pass at n = 1 and best-of-n, tokens and seconds."""
+def write_jobs(kernelbench: Path, out: Path, jobs_path: Path) -> int:
+    """Each sample's kernel exported as a standalone program, one evaluator job line per sample (samples
+    that failed the local checks too: they count as failures only once a GPU says so)."""
+    from evaluator.jobs import job_line
+    from evaluator.problem import load_problems
+    from evaluator.regions.export import export_program
+
+    problems = {p.key: p for p in load_problems(kernelbench)}
+    lines = []
+    for row in _read(out / "samples.jsonl"):
+        if not row.get("contract"):
+            continue
+        problem = problems[row["problem"]]
+        region, contract = offered_contract(problem)
+        program = export_program(problem, region, contract, row["body"])
+        lines.append(
+            job_line(_job_id(row), problem, f"```python\n{program}```", code=program, extracted=True)
+        )
+    jobs_path.parent.mkdir(parents=True, exist_ok=True)
+    jobs_path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    print(f"{len(lines)} jobs -> {jobs_path}", file=sys.stderr)
+    return 0
+
+
+def _job_id(row: dict[str, Any]) -> str:
+    return f"{row['problem']}/s{row['sample']}"
+
+
+def summarise(
+    rows: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Per level and overall: contracts, local pass at n = 1 and best-of-n, tokens and seconds; with the
+    GPU host's verdicts, strict correct at n = 1 and best-of-n too."""
     by_problem: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_problem.setdefault(r["problem"], []).append(r)
@@ -99,6 +132,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                     "local_ok_n1": 0,
                     "local_ok_any": 0,
                     "samples": 0,
+                    "judged": 0,
+                    "strict_n1": 0,
+                    "strict_any": 0,
                     "tokens": 0,
                     "seconds": 0.0,
                     "answers": 0,
@@ -116,6 +152,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             g["tokens"] += sum(s["completion_tokens"] for s in written)
             g["seconds"] += sum(s["seconds"] for s in written)
             g["answers"] += sum(s["rounds"] for s in written)
+            judged = [(verdicts or {}).get(_job_id(s)) for s in written]
+            if all(judged) and judged:
+                g["judged"] += 1
+                g["strict_n1"] += bool(greedy and (verdicts or {})[_job_id(greedy)].get("correct_strict"))
+                g["strict_any"] += any(v.get("correct_strict") for v in judged if v)
     for g in levels.values():
         n = max(g["samples"], 1)
         g.update(
@@ -126,26 +167,29 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return levels
 
 
-def report(out: Path, results: Path) -> int:
+def report(out: Path, results: Path, verdicts_path: Path | None = None) -> int:
     rows = _read(out / "samples.jsonl")
     if not rows:
         print(f"no samples under {out} yet", file=sys.stderr)
         return 1
-    levels = summarise(rows)
+    verdicts = {v["job_id"]: v for v in _read(verdicts_path)} if verdicts_path else None
+    levels = summarise(rows, verdicts)
     failures = [
         {"problem": r["problem"], "reason": r.get("reason") or r.get("errors", "")[:300]}
         for r in rows
         if not r.get("contract") or (r["sample"] == 0 and not r["ok"])
     ]
+    judged = bool(verdicts) and levels["all"]["judged"] > 0
     summary = {
-        "what": "one conservative region per shared problem, written by the embedded model; local checks "
-        "only (lint + NVRTC), strict GPU verdicts not measured in this run",
+        "what": "one conservative region per shared problem, written by the embedded model: local checks "
+        "(lint + NVRTC) here; strict verdicts from the GPU host's evaluator on the exported programs"
+        + ("" if judged else " (not judged yet: strict_gpu is null)"),
         "machine": f"{platform.node()} ({platform.machine()}), CPU only",
         "model": _model_name(),
         "samples_per_problem": max(r["sample"] for r in rows) + 1,
         "levels": levels,
         "failures_at_n1": failures,
-        "strict_gpu": None,
+        "strict_gpu": _gpu_facts(verdicts) if judged else None,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     results.mkdir(parents=True, exist_ok=True)
@@ -155,6 +199,23 @@ def report(out: Path, results: Path) -> int:
     return 0
 
 
+def _gpu_facts(verdicts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Where and how the strict verdicts were measured, as the verdicts recorded it."""
+    evidence = [v.get("evidence") or {} for v in verdicts.values()]
+    speedups = sorted(
+        v["speedup_eager"] for v in verdicts.values() if v.get("correct_strict") and v.get("speedup_eager")
+    )
+    return {
+        "gpu": sorted({e["gpu"] for e in evidence if e.get("gpu")}),
+        "torch": sorted({e["torch"] for e in evidence if e.get("torch")}),
+        "verdicts": {
+            k: sum(v["verdict"] == k for v in verdicts.values())
+            for k in sorted({v["verdict"] for v in verdicts.values()})
+        },
+        "speedup_eager_of_correct": speedups,
+    }
+
+
 def _plot(levels: dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -162,23 +223,31 @@ def _plot(levels: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     names = sorted(levels, key=lambda k: (k == "all", k))
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    for offset, (field, label) in enumerate(
-        [
-            ("contracts", "contract offered"),
-            ("local_ok_n1", "local checks pass, n = 1"),
-            ("local_ok_any", "local checks pass, best-of-n"),
+    series = [
+        ("contracts", "contract offered"),
+        ("local_ok_n1", "local checks pass, n = 1"),
+        ("local_ok_any", "local checks pass, best-of-n"),
+    ]
+    judged = levels["all"]["judged"] > 0
+    if judged:
+        series += [
+            ("strict_n1", "strictly correct on the GPU, n = 1"),
+            ("strict_any", "strictly correct, best-of-n"),
         ]
-    ):
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    for offset, (field, label) in enumerate(series):
         ax.bar(
-            [i + 0.27 * (offset - 1) for i in range(len(names))],
+            [i + width * (offset - (len(series) - 1) / 2) for i in range(len(names))],
             [100 * levels[n][field] / levels[n]["problems"] for n in names],
-            0.27,
+            width,
             label=label,
         )
     ax.set_xticks(range(len(names)), [f"level {n}" if n != "all" else "all" for n in names])
     ax.set_ylabel("% of problems")
-    ax.set_title("Region contracts, embedded model (local checks; GPU verdicts pending)")
+    ax.set_title(
+        "Region contracts, embedded model" + ("" if judged else " (local checks; GPU verdicts pending)")
+    )
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -221,12 +290,18 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("generate")
     g.add_argument("--kernelbench", type=Path, default=KERNELBENCH)
     g.add_argument("--samples", type=int, default=1)
+    j = sub.add_parser("jobs")
+    j.add_argument("--kernelbench", type=Path, default=KERNELBENCH)
+    j.add_argument("--jobs", type=Path, required=True)
     r = sub.add_parser("report")
     r.add_argument("--results", type=Path, default=RESULTS)
+    r.add_argument("--verdicts", type=Path, default=None, help="the GPU host's verdicts of `jobs`")
     args = parser.parse_args(argv)
     if args.cmd == "generate":
         return generate(args.kernelbench, args.out, args.samples)
-    return report(args.out, args.results)
+    if args.cmd == "jobs":
+        return write_jobs(args.kernelbench, args.out, args.jobs)
+    return report(args.out, args.results, args.verdicts)
 
 
 if __name__ == "__main__":

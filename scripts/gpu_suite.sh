@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|corpus|baseline|profiles|throughput|paper|all]   (default: suite)
+#   scripts/gpu_suite.sh [suite|corpus|regions|baseline|profiles|throughput|paper|all]   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
 # Measured on the H200 (2026-11-30): suite ~4.5 min (one ~60 s nvcc build shared by all candidates);
@@ -20,6 +20,10 @@
 # Subsets of the suite: KG_GPU_SUITE_ONLY=correct,side_stream scripts/gpu_suite.sh suite
 # corpus: the 50 retrieval-corpus examples under today's strict verdict (no legitimate kernel may be
 # rejected; ~200 s with 30 timing trials); meta.json files are left untouched -> $OUT/corpus/
+# regions: judge the region kernels of benchmarks/regions.py (write the jobs here first:
+#   .venv/bin/python -m benchmarks.regions jobs --jobs .device/regions/jobs.jsonl; carry .device/regions)
+#   KG_REGION_JOBS=.device/regions/jobs.jsonl scripts/gpu_suite.sh regions   -> $OUT/region_verdicts.jsonl
+# then here: python -m benchmarks.regions report --verdicts region_verdicts.jsonl
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-out/gpu_suite}"
@@ -57,6 +61,10 @@ run_paper() {
 run_corpus() {
   "$PY" -m retrieval_corpus.validate run --out "$OUT/corpus" --no-write-meta 2>&1 | tee "$OUT/corpus.log"
 }
+run_regions() {
+  timeout -k 20 --signal=INT "${KG_REGION_BUDGET_S:-540}" "$PY" -m evaluator run "${KG_REGION_JOBS:?set KG_REGION_JOBS}" \
+    --out "$OUT/region_verdicts.jsonl" --cache-dir "$CACHE/regions" 2>&1 | tr '\r' '\n' | tee "$OUT/regions.log"
+}
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
     ${KG_THROUGHPUT_ARGS:-} 2>&1 | tee "$OUT/throughput.log"
@@ -65,6 +73,7 @@ run_throughput() {
 case "$what" in
   suite) run_suite ;;
   corpus) run_corpus ;;
+  regions) run_regions ;;
   baseline) run_baseline ;;
   profiles) run_profiles ;;
   throughput) run_throughput ;;

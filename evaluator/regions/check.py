@@ -7,10 +7,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.regions.contract import BODY_MARK, Contract
+from evaluator.regions.contract import Contract
+from evaluator.regions.library import HELPERS
 from evaluator.regions.lint import lint_body, lint_source
 from evaluator.regions.nvrtc import annotate, compile_kernel
 
+_TORCH_HELPER = re.compile(r"\btorch\.(?:nn\.functional\.)?(\w+)\(")  # torch.tanh( -> kg_tanh(
+_STEP_ASSIGN = re.compile(r"^(\s*)(t\d+)\s*=[^=]")
+_STEP_DECL = re.compile(r"\b(?:float|auto|double)\s+(t\d+)\b")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
@@ -30,11 +34,10 @@ class Checked:
 def extract_body(text: str, contract: Contract) -> str:
     """The lines the model meant as the body: the last fenced block (or the whole answer), without the
     lines it repeated from the framework's head and tail (the 1.5B model often copies given lines, and a
-    repeated declaration would not compile)."""
+    repeated declaration would not compile), with `torch.tanh(` read as the prelude's `kg_tanh(` where
+    that helper exists (the step comments show PyTorch names) and a missing `float` on a step added."""
     blocks = _FENCE.findall(text or "")
     code = blocks[-1][1] if blocks else (text or "")
-    if BODY_MARK.strip() in code:
-        code = code.split(BODY_MARK.strip(), 1)[1]
     given = {
         line.strip()
         for line in (contract.head + "\n" + contract.tail).splitlines()
@@ -45,7 +48,26 @@ def extract_body(text: str, contract: Contract) -> str:
         lines.pop()  # the framework closes the loop and the kernel: only braces the body never opened
     while lines and not lines[0].strip():
         lines.pop(0)
-    return "\n".join(line.rstrip() for line in lines)
+    body = "\n".join(line.rstrip() for line in lines)
+    return _declare_steps(
+        _TORCH_HELPER.sub(
+            lambda m: f"kg_{m.group(1)}(" if f"kg_{m.group(1)}" in HELPERS else m.group(0), body
+        )
+    )
+
+
+def _declare_steps(body: str) -> str:
+    """`t2 = ...` for a step the body never declared gets its `float`: the step names are the
+    framework's, and the model drops the type now and then (the only error in a chain it got right)."""
+    declared: set[str] = set()
+    out = []
+    for line in body.splitlines():
+        match = _STEP_ASSIGN.match(line)
+        if match and match.group(2) not in declared:
+            line = f"{match.group(1)}float {line[len(match.group(1)) :]}"
+        declared.update(_STEP_DECL.findall(line))
+        out.append(line)
+    return "\n".join(out)
 
 
 def _error_lines(log: str) -> str:

@@ -74,6 +74,7 @@ _REDUCE = {
 }
 _ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm"}  # write out(k)
 _MATMUL = {"torch.matmul", "torch.mm", "torch.bmm", "torch.nn.functional.linear"}
+_CONV = {f"torch.nn.functional.conv{d}d": d for d in (1, 2, 3)}
 LONG_SUM = 4096  # a plain float sum over more terms than this misses atol = rtol = 1e-4 (probe: K = 524288)
 
 
@@ -111,6 +112,8 @@ def render(region: Region) -> Contract:
         return _reduce(region, names)
     if region.kind == "contraction" and len(region.steps) == 1 and targets <= _MATMUL:
         return _matmul(region, names)
+    if region.kind == "contraction" and len(region.steps) == 1 and targets <= set(_CONV):
+        return _conv(region, names)
     raise RegionError(f"{region.id}: no contract for a {region.kind} region of {sorted(targets)} yet")
 
 
@@ -388,7 +391,7 @@ def _matmul(region: Region, names: dict[str, str]) -> Contract:
     if rest:
         cn = names[rest[0].name]
         accessors.append(
-            f"        auto {cn} = [&]() -> float {{ return p_{cn}[j]; }};  // the bias of column j"
+            f"        const float* {cn} = p_{cn};  // {cn}[j]: the bias of column j"
         )
     long_sum = (
         f"        // K = {k_dim} terms: accumulate in double (or in blocks of 256 partial sums)\n"
@@ -414,3 +417,91 @@ def _matmul(region: Region, names: dict[str, str]) -> Contract:
     )
     contract.facts = _facts(region, names, head, roles)
     return contract
+
+
+def _conv(region: Region, names: dict[str, str]) -> Contract:
+    """Direct convolution: one thread per output element; x(c, k...) reads the input under the filter
+    tap (0 in the padding), w(c, k...) the filter; the model writes the sum over c and the taps."""
+    (step,) = region.steps
+    dims = _CONV[step.target]
+    kwargs = dict(step.kwargs)
+    if int(kwargs.get("groups", 1)) != 1:
+        raise RegionError(f"{region.id}: a grouped convolution has no contract yet")
+    x, w, *bias = region.inputs
+    out = region.output
+    spatial_in, spatial_out, taps = x.shape[2:], out.shape[2:], w.shape[2:]
+    stride, padding, dilation = (
+        _per_dim(kwargs.get(k, d), dims) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))
+    )
+    xn, wn = names[x.name], names[w.name]
+    sig = _signature(f"region_{region.id}", [names[t.name] for t in region.inputs], "out", [], ["n"])
+    ks = ", ".join(f"int64_t k{j}" for j in range(dims))
+    coords = ["        int64_t rest = i;"]
+    for j in range(dims - 1, -1, -1):
+        coords.append(f"        const int64_t p{j} = rest % {spatial_out[j]}; rest /= {spatial_out[j]};")
+    coords.append(f"        const int64_t o = rest % {out.shape[1]}, b = rest / {out.shape[1]};")
+    taps_at = [
+        f"const int64_t q{j} = p{j} * {stride[j]} - {padding[j]} + k{j} * {dilation[j]};" for j in range(dims)
+    ]
+    inside = " && ".join(f"q{j} >= 0 && q{j} < {spatial_in[j]}" for j in range(dims))
+    x_index = f"b * {x.shape[1]} + c"
+    for j in range(dims):
+        x_index = f"({x_index}) * {spatial_in[j]} + q{j}"
+    w_index = f"o * {w.shape[1]} + c"
+    for j in range(dims):
+        w_index = f"({w_index}) * {taps[j]} + k{j}"
+    accessors = [
+        f"        auto {xn} = [&](int64_t c, {ks}) -> float {{\n"
+        f"            {' '.join(taps_at)}\n"
+        f"            return ({inside}) ? p_{xn}[{x_index}] : 0.0f;\n        }};",
+        f"        auto {wn} = [&](int64_t c, {ks}) -> float {{ return p_{wn}[{w_index}]; }};",
+    ]
+    if bias:
+        bn = names[bias[0].name]
+        accessors.append(
+            f"        const float* {bn} = p_{bn};  // {bn}[o]: the bias of channel o"
+        )
+    loops = ", ".join(f"K{j} = {taps[j]}" for j in range(dims))
+    head = (
+        f"{PRELUDE}\n{sig} {{\n    const int64_t C = {w.shape[1]}, {loops};\n{_loop('n')}"
+        + "\n".join(coords)
+        + "\n"
+        + "\n".join(accessors)
+        + f"\n        // {_step_code(step, names)}\n        float result;  // set it\n{BODY_MARK}"
+    )
+    tail = "        p_out[i] = result;\n    }\n}\n"
+    taps_text = ", ".join(f"k{j} in [0, K{j})" for j in range(dims))
+    tap_args = ", ".join(f"k{j}" for j in range(dims))
+    roles = _roles(
+        region,
+        names,
+        {
+            x.name: f" read as {xn}(c, {tap_args}): the input under tap k of this output element, 0 in the "
+            "padding",
+            w.name: f" read as {wn}(c, {tap_args})",
+        },
+    )
+    roles.insert(
+        0,
+        f"- each thread computes one output element (batch b, channel o) as `result`: the sum over "
+        f"c in [0, C) and {taps_text} of {xn}(...) * {wn}(...)" + (", plus the bias" if bias else ""),
+    )
+    contract = Contract(
+        region.id,
+        "contraction",
+        f"region_{region.id}",
+        sig,
+        head,
+        tail,
+        "",
+        _launch(region, f"region_{region.id}", out.numel),
+    )
+    contract.facts = _facts(region, names, head, roles)
+    return contract
+
+
+def _per_dim(value: Any, dims: int) -> tuple[int, ...]:
+    values = tuple(value) if isinstance(value, list | tuple) else (value,) * dims
+    if len(values) != dims or not all(isinstance(v, int) for v in values):
+        raise RegionError(f"convolution argument {value!r} has no contract (expected {dims} integers)")
+    return values

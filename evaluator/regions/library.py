@@ -38,6 +38,16 @@ __device__ __forceinline__ float kg_elu(float x, float alpha) { return x > 0.0f 
 __device__ __forceinline__ float kg_selu(float x) {
     return 1.0507009873554805f * (x > 0.0f ? x : 1.6732632423543772f * expm1f(x));
 }
+// the same functions under the kg_ names a model guesses from the helpers above
+__device__ __forceinline__ float kg_exp(float x) { return expf(x); }
+__device__ __forceinline__ float kg_expf(float x) { return expf(x); }
+__device__ __forceinline__ float kg_log(float x) { return logf(x); }
+__device__ __forceinline__ float kg_tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ float kg_sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ float kg_abs(float x) { return fabsf(x); }
+__device__ __forceinline__ float kg_erf(float x) { return erff(x); }
+__device__ __forceinline__ float kg_max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ float kg_min(float a, float b) { return fminf(a, b); }
 // ---- end of prelude ----
 """
 
@@ -103,5 +113,5 @@ GLOSSARY: dict[str, str] = {
     "torch.matmul": "result = sum over k of A(k) * B(k) for this output element",
     "torch.mm": "result = sum over k of A(k) * B(k) for this output element",
     "torch.bmm": "result = sum over k of A(k) * B(k) for this output element (same batch)",
-    "torch.nn.functional.linear": "result = sum over k of x(k) * weight(k), plus bias() when there is a bias",
+    "torch.nn.functional.linear": "result = sum over k of x(k) * weight(k), plus bias[j] if there is a bias",
 }

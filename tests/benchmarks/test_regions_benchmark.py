@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import regions as bench
+from evaluator.verdict import make
 from nodes.model.llm import Completion, use_model
 
 BODIES = {"t1 = A * s": "```cuda\nfloat t1 = A * s;\n```", "t5 = t4 / 2.0": "```cuda\nfloat t1 = oops;\n```"}
@@ -50,3 +51,25 @@ def test_generate_is_resumable_and_the_report_counts_local_passes(
     assert (summary["levels"]["all"]["contracts"], summary["levels"]["all"]["local_ok_n1"]) == (2, 1)
     assert summary["levels"]["2"]["answers_per_sample"] == 3 and summary["strict_gpu"] is None
     assert (tmp_path / "results" / "regions.png").stat().st_size > 0
+    assert bench.write_jobs(suite, tmp_path / "runs", tmp_path / "jobs.jsonl") == 0
+    jobs = [json.loads(line) for line in (tmp_path / "jobs.jsonl").read_text().splitlines()]
+    assert len(jobs) == 2 and all(
+        "class ModelNew" in j["code"] and j["candidate"].startswith("```") for j in jobs
+    )
+    # the GPU host's verdicts, as `python -m evaluator run` writes them, complete the table
+    good_id = next(j["job_id"] for j in jobs if "Matrix_scalar" in j["job_id"])
+    verdicts = [
+        {
+            "job_id": j["job_id"],
+            **make(
+                "correct" if j["job_id"] == good_id else "wrong_output",
+                speedup_eager=0.9 if j["job_id"] == good_id else None,
+            ),
+        }
+        for j in jobs
+    ]
+    (tmp_path / "verdicts.jsonl").write_text("".join(json.dumps(v) + "\n" for v in verdicts))
+    assert bench.report(tmp_path / "runs", tmp_path / "results", tmp_path / "verdicts.jsonl") == 0
+    judged = json.loads((tmp_path / "results" / "regions.json").read_text())
+    assert (judged["levels"]["all"]["judged"], judged["levels"]["all"]["strict_n1"]) == (2, 1)
+    assert judged["strict_gpu"]["speedup_eager_of_correct"] == [0.9]

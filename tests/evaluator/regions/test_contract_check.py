@@ -113,17 +113,32 @@ def test_sum_over_a_middle_dim_and_a_long_matmul() -> None:
     assert check(mm, body).ok
 
 
+def test_a_direct_convolution_reads_the_input_under_each_tap_with_padding() -> None:
+    x, w, b = T("x", (2, 3, 8, 8), F), T("weight", (4, 3, 3, 3), F), T("bias", (4,), F)
+    out = T("conv2d", (2, 4, 8, 8), F)
+    kwargs = (("stride", (1, 1)), ("padding", (1, 1)), ("dilation", (1, 1)), ("groups", 1))
+    step = Step(out, "torch.nn.functional.conv2d", ("x", "weight", "bias"), kwargs, "conv2d = F.conv2d(x)")
+    contract = render(Region("r0", "contraction", ["conv2d"], [x, w, b], out, [step]))
+    assert "C = 3, K0 = 3, K1 = 3" in contract.head and ": 0.0f;" in contract.head  # zero in the padding
+    body = """float acc = 0.0f;
+for (int64_t c = 0; c < C; ++c)
+    for (int64_t k0 = 0; k0 < K0; ++k0)
+        for (int64_t k1 = 0; k1 < K1; ++k1)
+            acc += x(c, k0, k1) * weight(c, k0, k1);
+result = acc + bias[o];"""
+    assert check(contract, body).ok
+    grouped = Step(out, step.target, step.args, (*kwargs[:3], ("groups", 2)), step.code)
+    with pytest.raises(RegionError, match="grouped"):
+        render(Region("r0", "contraction", ["conv2d"], [x, w, b], out, [grouped]))
+
+
 def test_regions_without_a_skeleton_say_why() -> None:
-    x, w, out = T("x", (1, 3, 8, 8), F), T("weight", (4, 3, 3, 3), F), T("conv2d", (1, 4, 6, 6), F)
+    x, out = T("x", (1, 3, 8, 8), F), T("pool", (1, 3, 4, 4), F)
     step = Step(
-        out,
-        "torch.nn.functional.conv2d",
-        ("x", "weight"),
-        (),
-        "conv2d = torch.nn.functional.conv2d(x, weight)",
+        out, "torch.nn.functional.max_pool2d", ("x",), (), "pool = torch.nn.functional.max_pool2d(x, 2)"
     )
     with pytest.raises(RegionError, match="no contract"):
-        render(Region("r0", "contraction", ["conv2d"], [x, w], out, [step]))
+        render(Region("r0", "contraction", ["pool"], [x], out, [step]))
     with pytest.raises(RegionError, match="float32"):
         render(
             Region(
@@ -135,3 +150,11 @@ def test_regions_without_a_skeleton_say_why() -> None:
                 [Step(T("neg", (4,), "float16"), "torch.neg", ("x",), (), "neg = -x")],
             )
         )
+
+
+def test_pytorch_names_of_prelude_helpers_are_read_as_the_helpers() -> None:
+    contract = render(_map_region())
+    answer = MAP_BODY.replace("float t5 = t4 / 2.0f;", "float t5 = torch.sigmoid(t4);")
+    assert "float t5 = kg_sigmoid(t4);" in extract_body(answer, contract)
+    unknown = "float t6 = torch.nn.functional.conv2d(t5);"  # no such helper: left for the lint to name
+    assert extract_body(unknown, contract) == unknown
