@@ -1,4 +1,5 @@
-"""`python -m evaluator.regions show PROBLEM.py [--ambition A]`: how a problem is cut, and what is offered."""
+"""`python -m evaluator.regions show PROBLEM.py [--ambition A] [--contract]`: how a problem is cut, what is
+offered, and (with --contract) what the model reads for each offered region."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import sys
 
 from evaluator.problem import ProblemError, load_problem
+from evaluator.regions.contract import render
 from evaluator.regions.model import AMBITIONS, Region, RegionError, TensorInfo
 from evaluator.regions.partition import offer, partition
 from evaluator.regions.trace import trace_problem
@@ -27,7 +29,7 @@ def describe(region: Region, offered: bool) -> list[str]:
     return lines
 
 
-def show(path: str, ambition: str) -> int:
+def show(path: str, ambition: str, contracts: bool = False) -> int:
     try:
         problem = load_problem(path)
         regions = partition(trace_problem(problem))
@@ -38,6 +40,11 @@ def show(path: str, ambition: str) -> int:
     print(f"{path}: {len(regions)} regions; offered at {ambition}: {', '.join(sorted(chosen)) or 'none'}")
     for region in regions:
         print("\n".join(describe(region, region.id in chosen)))
+    for region in (r for r in regions if contracts and r.id in chosen):
+        try:
+            print(f"\n# contract of {region.id}\n{render(region).facts}")
+        except RegionError as exc:
+            print(f"\n# {region.id} has no contract: {exc}")
     return 0
 
 
@@ -47,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     cmd = sub.add_parser("show", help="trace a problem, print its regions and mark the offered ones")
     cmd.add_argument("problem", help="a KernelBench-format problem file")
     cmd.add_argument("--ambition", choices=AMBITIONS, default="conservative")
+    cmd.add_argument("--contract", action="store_true", help="also print each offered region's contract")
     args = parser.parse_args(argv)
-    return show(args.problem, args.ambition)
+    return show(args.problem, args.ambition, args.contract)
 
 
 if __name__ == "__main__":

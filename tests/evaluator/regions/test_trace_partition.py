@@ -195,6 +195,9 @@ def test_cli_shows_regions_and_exits_2_on_region_error(
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
     assert "* r1 map" in out and "  r0 contraction" in out and "t1 = t0 + bias" in out
+    assert "contract of" not in out
+    assert main(["show", str(path), "--contract"]) == 0
+    assert "# contract of r1\n## The PyTorch code this kernel computes" in capsys.readouterr().out
     bad = tmp_path / "branchy.py"
     bad.write_text(CONTROL_FLOW)
     assert main(["show", str(bad)]) == 2
