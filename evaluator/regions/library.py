@@ -8,6 +8,8 @@ exact definitions (exact GELU, mish, softplus's threshold, ...).
 
 from __future__ import annotations
 
+import re
+
 PRELUDE = r"""// ---- kernelgraph prelude: written by the framework ----
 #ifdef __CUDACC_RTC__
 typedef long long int64_t;  // NVRTC has no standard headers
@@ -51,22 +53,7 @@ __device__ __forceinline__ float kg_min(float a, float b) { return fminf(a, b); 
 // ---- end of prelude ----
 """
 
-HELPERS: tuple[str, ...] = (
-    "kg_sigmoid",
-    "kg_softplus",
-    "kg_mish",
-    "kg_gelu",
-    "kg_gelu_tanh",
-    "kg_relu",
-    "kg_leaky_relu",
-    "kg_clamp",
-    "kg_hardtanh",
-    "kg_hardsigmoid",
-    "kg_hardswish",
-    "kg_silu",
-    "kg_elu",
-    "kg_selu",
-)
+HELPERS: tuple[str, ...] = tuple(re.findall(r"__device__ __forceinline__ float (kg_\w+)\(", PRELUDE))
 
 # canonical op -> what it computes, in CUDA terms the model can copy.
 GLOSSARY: dict[str, str] = {

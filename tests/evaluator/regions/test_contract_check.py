@@ -6,6 +6,7 @@ import pytest
 
 from evaluator.regions.check import check, extract_body
 from evaluator.regions.contract import BODY_MARK, render
+from evaluator.regions.library import HELPERS
 from evaluator.regions.model import Region, RegionError, Step
 from evaluator.regions.model import TensorInfo as T
 
@@ -154,7 +155,8 @@ def test_regions_without_a_skeleton_say_why() -> None:
 
 def test_pytorch_names_of_prelude_helpers_are_read_as_the_helpers() -> None:
     contract = render(_map_region())
-    answer = MAP_BODY.replace("float t5 = t4 / 2.0f;", "float t5 = torch.sigmoid(t4);")
-    assert "float t5 = kg_sigmoid(t4);" in extract_body(answer, contract)
+    answer = MAP_BODY.replace("float t5 = t4 / 2.0f;", "float t5 = torch.sigmoid(torch.tanh(t4));")
+    assert "float t5 = kg_sigmoid(kg_tanh(t4));" in extract_body(answer, contract)
+    assert {"kg_tanh", "kg_exp", "kg_max", "kg_gelu"} <= set(HELPERS)  # every helper the prelude defines
     unknown = "float t6 = torch.nn.functional.conv2d(t5);"  # no such helper: left for the lint to name
     assert extract_body(unknown, contract) == unknown
