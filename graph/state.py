@@ -46,8 +46,9 @@ evaluation), ``feedback`` (triage result: {"category", "instruction", "error", "
 ``replans`` (int).
 
 Deferred evaluation (Context.evaluator == "deferred"): the ``evaluate`` node calls
-``interrupt({"kind": "evaluate", "jobs": [job, ...]})`` where each job is a job-file line
-``{"job_id": str, "problem": {"name","level","problem_id","source"}, "candidate": str, "config": {...}}``
+``interrupt({"kind": "evaluate", "jobs": [job, ...]})`` where each job is a job line (evaluator.jobs)
+``{"job_id": str, "problem": {"name","level","problem_id","source"}, "candidate": str, "code": str | None,
+"config": {...}}``
 (``job_id`` = ``"<task name>/r<round>s<sample>"``, unique within one graph run: a job file that mixes
 threads must prefix it per thread, as graph.runner.deferred does, and strip the prefix again to resume
 with the ids exactly as given here). Resume with ``Command(resume=results)`` where ``results`` is a

@@ -70,10 +70,7 @@ def evaluate_candidates(jobs: list[JobArg]) -> list[dict[str, Any]]:
 @tool
 def evaluate_kernel(problem: ProblemArg, candidate: str, backend: str = "cuda") -> dict[str, Any]:
     """Judge one candidate (CUDA for backend 'cuda', C++ for 'cpu') against one problem; its verdict."""
-    job = {
-        "job_id": "single",
-        "problem": problem.model_dump() if isinstance(problem, BaseModel) else problem,
-        "candidate": candidate,
-        "config": {"backend": backend},
-    }
-    return run_jobs([job])[0]
+    from evaluator.jobs import job_line
+
+    task = problem.model_dump() if isinstance(problem, BaseModel) else problem
+    return run_jobs([job_line("single", task, candidate, {"backend": backend})])[0]
