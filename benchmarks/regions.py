@@ -4,8 +4,9 @@ For each problem the framework traces the reference, offers one region (conserva
 costliest map or reduce region, or the op itself where the task is a single op) and renders its contract;
 the model writes the body, sample 0 greedy and the others at a cooler temperature, each with up to two
 local repair rounds (lint + NVRTC). What this measures without a GPU: how many problems get a contract,
-how many bodies pass the local checks (n = 1 and best-of-n), tokens and seconds per sample. The strict
-verdict per region needs the GPU host; the samples file keeps every assembled kernel for it.
+how many bodies pass the local checks and compute the right values when the kernel is emulated on the
+CPU on the problem shrunk (n = 1 and best-of-n), tokens and seconds per sample. The strict verdict needs
+the GPU host; the samples file keeps every body for it.
 
     python -m benchmarks.regions generate [--samples 4]   # resumable, into benchmarks/results/regions/
     python -m benchmarks.regions jobs --jobs JOBS.jsonl   # every sample exported as a KernelBench program
@@ -28,6 +29,7 @@ KERNELBENCH = REPO.parent / "shared" / "kernelbench"
 RESULTS = REPO / "benchmarks" / "results"
 RUNS = RESULTS / "regions"  # the raw samples are results: committed, so a GPU host can judge them later
 SAMPLE_TEMPERATURE = 0.5  # samples after the greedy one: cooler than whole programs' 0.7-0.8
+EMULATION_CAPS = (16, 32, 64)  # module-level sizes capped for the CPU emulation, tried in turn
 
 
 def offered_contract(problem: Any) -> tuple[Any, Any]:
@@ -43,8 +45,29 @@ def offered_contract(problem: Any) -> tuple[Any, Any]:
     return regions[0], render(regions[0])
 
 
+def small_twin(problem: Any, region: Any) -> tuple[Any, Any] | None:
+    """(region, contract) of the same region in the problem shrunk for the CPU, for emulation; None when
+    no shrink keeps the region as it is (same id, kind and ops)."""
+    from evaluator.problem import shrink_problem
+    from evaluator.regions.contract import render
+    from evaluator.regions.model import RegionError
+    from evaluator.regions.partition import partition
+    from evaluator.regions.trace import trace_problem
+
+    same = [s.target for s in region.steps]
+    for cap in EMULATION_CAPS:
+        try:
+            for twin in partition(trace_problem(shrink_problem(problem, cap=cap))):
+                if (twin.id, twin.kind, [s.target for s in twin.steps]) == (region.id, region.kind, same):
+                    return twin, render(twin)
+        except RegionError:
+            continue
+    return None
+
+
 def generate(kernelbench: Path, out: Path, samples: int) -> int:
     from evaluator.problem import load_problems
+    from evaluator.regions.emulate import emulate
     from evaluator.regions.model import RegionError
     from nodes.region_writer import write_region
 
@@ -73,10 +96,14 @@ def generate(kernelbench: Path, out: Path, samples: int) -> int:
             "targets": [s.target for s in region.steps],
             "launch": contract.launch,
         }
+        small = small_twin(problem, region)
         for s in todo:
             temperature = 0.0 if s == 0 else SAMPLE_TEMPERATURE
             attempt = write_region(contract, temperature=temperature, seed=problem.problem_id * 100 + s)
-            _append(path, base | {"sample": s, "temperature": temperature} | attempt.to_dict())
+            emulated = emulate(*small, attempt.body) if attempt.ok and small else None
+            row = base | {"sample": s, "temperature": temperature} | attempt.to_dict()
+            row |= {"emulated": emulated and emulated.ok, "emulation": emulated and emulated.error}
+            _append(path, row)
             print(
                 f"{problem.key} sample {s}: {'ok' if attempt.ok else 'FAILED'} after {attempt.rounds} "
                 f"answer(s), {attempt.completion_tokens} tokens, {attempt.seconds:.0f} s",
@@ -132,6 +159,8 @@ def summarise(
                     "local_ok_n1": 0,
                     "local_ok_any": 0,
                     "samples": 0,
+                    "emulated_n1": 0,
+                    "emulated_any": 0,
                     "judged": 0,
                     "strict_n1": 0,
                     "strict_any": 0,
@@ -148,6 +177,8 @@ def summarise(
             greedy = next((s for s in written if s["sample"] == 0), None)
             g["local_ok_n1"] += bool(greedy and greedy["ok"])
             g["local_ok_any"] += any(s["ok"] for s in written)
+            g["emulated_n1"] += bool(greedy and greedy.get("emulated"))
+            g["emulated_any"] += any(s.get("emulated") for s in written)
             g["samples"] += len(written)
             g["tokens"] += sum(s["completion_tokens"] for s in written)
             g["seconds"] += sum(s["seconds"] for s in written)
@@ -175,14 +206,18 @@ def report(out: Path, results: Path, verdicts_path: Path | None = None) -> int:
     verdicts = {v["job_id"]: v for v in _read(verdicts_path)} if verdicts_path else None
     levels = summarise(rows, verdicts)
     failures = [
-        {"problem": r["problem"], "reason": r.get("reason") or r.get("errors", "")[:300]}
+        {
+            "problem": r["problem"],
+            "reason": r.get("reason") or r.get("errors", "")[:300] or r.get("emulation"),
+        }
         for r in rows
-        if not r.get("contract") or (r["sample"] == 0 and not r["ok"])
+        if not r.get("contract") or (r["sample"] == 0 and not (r["ok"] and r.get("emulated")))
     ]
     judged = bool(verdicts) and levels["all"]["judged"] > 0
     summary = {
         "what": "one conservative region per shared problem, written by the embedded model: local checks "
-        "(lint + NVRTC) here; strict verdicts from the GPU host's evaluator on the exported programs"
+        "(lint + NVRTC) and values from a CPU emulation of the kernel on the problem shrunk, here; strict "
+        "verdicts from the GPU host's evaluator on the exported programs"
         + ("" if judged else " (not judged yet: strict_gpu is null)"),
         "machine": f"{platform.node()} ({platform.machine()}), CPU only",
         "model": _model_name(),
@@ -227,6 +262,8 @@ def _plot(levels: dict[str, Any], path: Path) -> None:
         ("contracts", "contract offered"),
         ("local_ok_n1", "local checks pass, n = 1"),
         ("local_ok_any", "local checks pass, best-of-n"),
+        ("emulated_n1", "right values, CPU emulation, n = 1"),
+        ("emulated_any", "right values, CPU emulation, best-of-n"),
     ]
     judged = levels["all"]["judged"] > 0
     if judged:

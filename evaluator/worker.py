@@ -31,6 +31,8 @@ def main(argv: list[str]) -> int:
         from evaluator.phase_build import run_build as phase
     elif mode == "run":
         from evaluator.phase_run import run_candidate as phase
+    elif mode == "emulate":
+        from evaluator.regions.emulate import run_emulation as phase
     elif mode == "profile":
         from evaluator.phase_reference import run_profile as phase
     else:

@@ -286,17 +286,19 @@ def _reduce(region: Region, names: dict[str, str]) -> Contract:
     sig = _signature(
         kernel, [names[t.name] for t in region.inputs], "out", [names[s] for s, _ in region.scalars], ["n"]
     )
-    accessors = [f"        auto {xn} = [&](int64_t k) -> float {{ return p_{xn}[base + k * INNER]; }};"]
+    accessors = [f"        auto {xn} = [&](int64_t k) -> float {{ return p_{xn}[base + k * {inner}]; }};"]
     for t in params:  # layer_norm's weight and bias: one value per normalized element
         accessors.append(
             f"        auto {names[t.name]} = [&](int64_t k) -> float {{ return p_{names[t.name]}[k]; }};"
         )
     rowwise = step.target in _ROWWISE
     if rowwise:
-        accessors.append("        auto out = [&](int64_t k) -> float& { return p_out[base + k * INNER]; };")
+        accessors.append(
+            f"        auto out = [&](int64_t k) -> float& {{ return p_out[base + k * {inner}]; }};"
+        )
     head = (
-        f"{PRELUDE}\n{sig} {{\n    const int64_t OUTER = {outer}, R = {length}, INNER = {inner};\n"
-        f"{_loop('n')}        const int64_t base = (i / INNER) * R * INNER + i % INNER;\n"
+        f"{PRELUDE}\n{sig} {{\n    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
+        f"{_loop('n')}        const int64_t base = (i / {inner}) * {length * inner} + i % {inner};\n"
         + "\n".join(accessors)
         + f"\n        // {_step_code(step, names)}\n"
         + (
@@ -316,8 +318,7 @@ def _reduce(region: Region, names: dict[str, str]) -> Contract:
     roles = _roles(region, names, {x.name: f" read as {xn}(k), k in [0, R) along the reduced dims"})
     roles.insert(
         0,
-        f"- each thread handles one row: OUTER x INNER = {outer * inner} rows of R = {length} "
-        f"elements; compute {what}",
+        f"- each thread handles one row: {outer * inner} rows of R = {length} elements; compute {what}",
     )
     contract = Contract(
         region.id, "reduce", kernel, sig, head, tail, "", _launch(region, kernel, outer * inner)
@@ -390,9 +391,7 @@ def _matmul(region: Region, names: dict[str, str]) -> Contract:
     ]
     if rest:
         cn = names[rest[0].name]
-        accessors.append(
-            f"        const float* {cn} = p_{cn};  // {cn}[j]: the bias of column j"
-        )
+        accessors.append(f"        const float* {cn} = p_{cn};  // {cn}[j]: the bias of column j")
     long_sum = (
         f"        // K = {k_dim} terms: accumulate in double (or in blocks of 256 partial sums)\n"
         if k_dim > LONG_SUM
@@ -458,9 +457,7 @@ def _conv(region: Region, names: dict[str, str]) -> Contract:
     ]
     if bias:
         bn = names[bias[0].name]
-        accessors.append(
-            f"        const float* {bn} = p_{bn};  // {bn}[o]: the bias of channel o"
-        )
+        accessors.append(f"        const float* {bn} = p_{bn};  // {bn}[o]: the bias of channel o")
     loops = ", ".join(f"K{j} = {taps[j]}" for j in range(dims))
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t C = {w.shape[1]}, {loops};\n{_loop('n')}"

@@ -47,8 +47,10 @@ def test_generate_is_resumable_and_the_report_counts_local_passes(
     rows = [json.loads(line) for line in (tmp_path / "runs" / "samples.jsonl").read_text().splitlines()]
     good = next(r for r in rows if r["level"] == 1)
     assert good["ok"] and good["kind"] == "map" and 'extern "C" __global__' in good["source"]
+    assert good["emulated"] is True  # the kernel, run on the CPU on the shrunk problem, gives A * s
     summary = json.loads((tmp_path / "results" / "regions.json").read_text())
     assert (summary["levels"]["all"]["contracts"], summary["levels"]["all"]["local_ok_n1"]) == (2, 1)
+    assert summary["levels"]["all"]["emulated_n1"] == 1
     assert summary["levels"]["2"]["answers_per_sample"] == 3 and summary["strict_gpu"] is None
     assert (tmp_path / "results" / "regions.png").stat().st_size > 0
     assert bench.write_jobs(suite, tmp_path / "runs", tmp_path / "jobs.jsonl") == 0

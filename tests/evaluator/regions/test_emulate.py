@@ -1,0 +1,56 @@
+"""CPU emulation of a region kernel in an isolated worker: right values pass, wrong ones name the element,
+hangs and crashes are contained."""
+
+from __future__ import annotations
+
+from evaluator.regions.contract import render
+from evaluator.regions.emulate import emulate
+from evaluator.regions.model import Region, Step
+from evaluator.regions.model import TensorInfo as T
+
+F = "float32"
+
+
+def _softmax():
+    x, out = T("x", (3, 5, 4), F), T("softmax", (3, 5, 4), F)
+    step = Step(out, "torch.softmax", ("x",), (("dim", 1),), "softmax = torch.softmax(x, dim=1)")
+    region = Region("r0", "reduce", ["softmax"], [x], out, [step])
+    return region, render(region)
+
+
+SOFTMAX = """float m = -INFINITY;
+for (int64_t k = 0; k < R; ++k) m = fmaxf(m, x(k));
+float s = 0.0f;
+for (int64_t k = 0; k < R; ++k) s += expf(x(k) - m);
+for (int64_t k = 0; k < R; ++k) out(k) = expf(x(k) - m) / s;"""
+
+
+def test_right_values_pass_and_wrong_ones_name_the_element() -> None:
+    region, contract = _softmax()
+    assert emulate(region, contract, SOFTMAX).ok
+    wrong = emulate(region, contract, SOFTMAX.replace("/ s;", "/ (s + 1.0f);"))
+    assert not wrong.ok and wrong.error.startswith("out[") and "PyTorch gives" in wrong.error
+
+
+def test_scalars_broadcasts_and_helpers_in_a_map() -> None:
+    a, bias, out = T("A", (4, 6), F), T("bias", (6,), F), T("t2", (4, 6), F)
+    steps = [
+        Step(T("t1", (4, 6), F), "torch.mul", (), (), "t1 = A * s"),
+        Step(out, "torch.add", (), (), "t2 = torch.nn.functional.gelu(t1 + bias)"),
+    ]
+    region = Region("r0", "map", ["t1", "t2"], [a, bias], out, steps, scalars=[("s", 1.5)])
+    contract = render(region)
+    assert emulate(region, contract, "float t1 = A * s;\nfloat t2 = kg_gelu(t1 + bias);").ok
+    assert not emulate(region, contract, "float t1 = A * s;\nfloat t2 = kg_gelu_tanh(t1 + bias);").ok
+
+
+def test_a_hang_and_a_crash_stay_in_the_worker() -> None:
+    region, contract = _softmax()
+    hang = emulate(region, contract, "float v = 0.0f;\nwhile (true) { v += 1.0f; }", timeout_s=5)
+    assert not hang.ok and "did not finish" in hang.error
+    crash = emulate(
+        region, contract, "for (int64_t k = 0; k < (1LL << 40); ++k) out(k) = 1.0f;", timeout_s=20
+    )
+    assert not crash.ok and ("crashed" in crash.error or "did not finish" in crash.error)
+    broken = emulate(region, contract, "float v = undefined_thing;")
+    assert not broken.ok and "does not build" in broken.error
