@@ -272,7 +272,7 @@ def _plot(levels: dict[str, Any], path: Path) -> None:
             ("strict_any", "strictly correct, best-of-n"),
         ]
     width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(8, 3.8))
+    fig, ax = plt.subplots(figsize=(10, 3.8))
     for offset, (field, label) in enumerate(series):
         ax.bar(
             [i + width * (offset - (len(series) - 1) / 2) for i in range(len(names))],
@@ -285,7 +285,7 @@ def _plot(levels: dict[str, Any], path: Path) -> None:
     ax.set_title(
         "Region contracts, embedded model" + ("" if judged else " (local checks; GPU verdicts pending)")
     )
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
