@@ -53,9 +53,10 @@ class Region:
     """A piece of the traced reference that one kernel computes.
 
     `inputs` are the tensors it reads (graph inputs, parameters and buffers, or outputs of other regions),
-    in signature order; `scalars` the float constants it uses (name, value); `output` the one tensor it
-    produces. `steps` run in order, each reading inputs, scalars or earlier steps. `cost` estimates its
-    work (bytes moved + flops) so the costliest region can be offered first.
+    in signature order; `scalars` the forward's Python-number inputs it reads (name, value when traced:
+    float32 kernel arguments; constants the trace baked in stay literals in the steps); `output` the one
+    tensor it produces. `steps` run in order, each reading inputs, scalars or earlier steps. `cost`
+    estimates its work (bytes moved + flops) so the costliest region can be offered first.
     """
 
     id: str
