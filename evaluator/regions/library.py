@@ -15,10 +15,19 @@ PRELUDE = r"""// ---- kernelgraph prelude: written by the framework ----
 typedef long long int64_t;  // NVRTC has no standard headers
 #define INFINITY __int_as_float(0x7f800000)
 #define FLT_MAX 3.402823466e+38f
+namespace std {  // NVRTC has no <limits> either; bodies reach for it to start a max
+template <class T> struct numeric_limits;
+template <> struct numeric_limits<float> {
+    __device__ static constexpr float max() { return 3.402823466e+38f; }
+    __device__ static constexpr float lowest() { return -3.402823466e+38f; }
+    __device__ static float infinity() { return __int_as_float(0x7f800000); }
+};
+}
 #else
 #include <cstdint>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 #endif
 __device__ __forceinline__ float kg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 __device__ __forceinline__ float kg_softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }

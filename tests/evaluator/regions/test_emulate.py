@@ -32,6 +32,16 @@ def test_right_values_pass_and_wrong_ones_name_the_element() -> None:
     assert not wrong.ok and wrong.error.startswith("out[") and "PyTorch gives" in wrong.error
 
 
+def test_numeric_limits_work_under_nvrtc_and_on_the_host() -> None:
+    from evaluator.regions.check import check
+
+    region, contract = _softmax()
+    body = SOFTMAX.replace("float m = -INFINITY;", "float m = -std::numeric_limits<float>::max();")
+    assert check(contract, body).ok and emulate(region, contract, body).ok
+    body = SOFTMAX.replace("float m = -INFINITY;", "float m = -std::numeric_limits<float>::infinity();")
+    assert check(contract, body).ok and emulate(region, contract, body).ok
+
+
 def test_scalars_broadcasts_and_helpers_in_a_map() -> None:
     a, bias, out = T("A", (4, 6), F), T("bias", (6,), F), T("t2", (4, 6), F)
     steps = [
