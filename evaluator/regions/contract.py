@@ -7,59 +7,31 @@ others where it did not fit the kind):
   stores the last step's value.
 - reduce: one thread per output row; the reduced dim read through an accessor `x(k)`; the model writes the
   loop(s) and either `result` (sum, mean, max, ...) or `out(k)` (softmax, layer_norm).
-- contraction (matmul family): one thread per output element, operands through accessors `A(k)`, `B(k)`;
-  the model writes the sum over k into `result`. No operand is preloaded: nothing here is elementwise.
+- contraction (matmul family and direct convolution): one thread per output element, operands through
+  accessors `A(k)`, `B(k)` or `x(c, k...)`; the model writes the sum into `result`. Nothing is preloaded.
 Shapes are baked into the kernel as constants (KernelBench's shapes are fixed), so the signature holds
-only pointers, float32 scalars and the int64 element count. Names the model reads are C identifiers that
-cannot shadow a helper: step outputs become t1, t2, ...
+only pointers, float32 scalars and the int64 element count. The shared pieces live in `skeleton`.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from math import prod
 from typing import Any
 
-from evaluator.regions.library import GLOSSARY, HELPERS, PRELUDE
+from evaluator.regions.library import PRELUDE
 from evaluator.regions.model import Region, RegionError, Step
+from evaluator.regions.skeleton import (
+    BODY_MARK,
+    Contract,
+    c_names,
+    facts_text,
+    launch_info,
+    loop_head,
+    role_lines,
+    signature_line,
+    step_code,
+)
 
-BODY_MARK = "        // ---- your code: from here ----"
-_C_KEYWORDS = {
-    "auto",
-    "break",
-    "case",
-    "char",
-    "const",
-    "continue",
-    "default",
-    "do",
-    "double",
-    "else",
-    "enum",
-    "float",
-    "for",
-    "goto",
-    "if",
-    "int",
-    "long",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "struct",
-    "switch",
-    "typedef",
-    "union",
-    "unsigned",
-    "void",
-    "volatile",
-    "while",
-    "out",
-    "result",
-    "n",
-    "i",
-}
 _REDUCE = {
     "torch.sum",
     "torch.mean",
@@ -78,33 +50,12 @@ _CONV = {f"torch.nn.functional.conv{d}d": d for d in (1, 2, 3)}
 LONG_SUM = 4096  # a plain float sum over more terms than this misses atol = rtol = 1e-4 (probe: K = 524288)
 
 
-@dataclass
-class Contract:
-    """Everything about one region that is not the model's to write."""
-
-    region_id: str
-    kind: str
-    kernel_name: str
-    signature: str
-    head: str  # prelude, signature and the code before the body (the framework prepends it)
-    tail: str  # the code after the body (stores, closing braces)
-    facts: str  # the region as PyTorch, op meanings, tensors, the kernel so far: what the prompt carries
-    launch: dict[str, Any] = field(default_factory=dict)  # argument order and element count for a launcher
-
-    def assemble(self, body: str) -> str:
-        """The whole kernel source with the model's body in place (indented under the marker)."""
-        lines = [
-            ("        " + line.strip()) if line.strip() else "" for line in body.strip("\n").splitlines()
-        ]
-        return f"{self.head}\n" + "\n".join(lines) + f"\n{self.tail}"
-
-
 def render(region: Region) -> Contract:
     """The contract of one region; RegionError when no skeleton fits it (e.g. convolutions, non-float32)."""
     for t in [*region.inputs, region.output]:
         if t.dtype != "float32":
             raise RegionError(f"{region.id}: only float32 tensors have contracts ({t.name} is {t.dtype})")
-    names = _c_names(region)
+    names = c_names(region)
     if region.kind == "map":
         return _map(region, names)
     targets = {s.target for s in region.steps}
@@ -117,89 +68,6 @@ def render(region: Region) -> Contract:
     raise RegionError(f"{region.id}: no contract for a {region.kind} region of {sorted(targets)} yet")
 
 
-# ---------------------------------------------------------------- names and shared text
-
-
-def _c_names(region: Region) -> dict[str, str]:
-    """fx name -> C identifier: inputs keep a sanitised name, step outputs become t1, t2, ..."""
-    names: dict[str, str] = {}
-    taken = set(HELPERS) | _C_KEYWORDS | {f"t{k}" for k in range(1, len(region.steps) + 1)}
-    for t in region.inputs:
-        base = re.sub(r"\W", "_", t.name).strip("_") or "in"
-        base = f"v_{base}" if base[0].isdigit() or base in taken else base
-        name, k = base, 1
-        while name in taken:
-            name, k = f"{base}_in" if k == 1 else f"{base}_in{k}", k + 1
-        names[t.name] = name
-        taken.add(name)
-    for k, step in enumerate(region.steps, 1):
-        names[step.out.name] = f"t{k}"
-    for scalar, _ in region.scalars:
-        names.setdefault(scalar, scalar)
-    return names
-
-
-def _renamed(code: str, names: dict[str, str]) -> str:
-    """Every name replaced in one pass (t0 -> t1 must not then become t2)."""
-    if not names:
-        return code
-    pattern = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.sub(rf"(?<![\w.])(?:{pattern})(?!\w)", lambda m: names[m.group(0)], code)
-
-
-def _step_code(step: Step, names: dict[str, str]) -> str:
-    return _renamed(step.code or f"{step.out.name} = {step.target}({', '.join(step.args)})", names)
-
-
-def _facts(region: Region, names: dict[str, str], head: str, roles: list[str]) -> str:
-    steps = "\n".join(_step_code(s, names) for s in region.steps)
-    meanings = "\n".join(
-        f"- {t}: {GLOSSARY.get(t, 'see the PyTorch documentation for this op')}"
-        for t in dict.fromkeys(s.target for s in region.steps)
-    )
-    tensors = "\n".join(roles)
-    body_at = head.rindex(BODY_MARK)
-    return (
-        f"## The PyTorch code this kernel computes\n```python\n{steps}\n```\n\n"
-        f"## What each op means\n{meanings}\n\n"
-        f"## Tensors (float32, contiguous)\n{tensors}\n\n"
-        f"## The kernel so far (the framework writes this part, and the end)\n```cuda\n"
-        f"{head[head.index('extern') : body_at + len(BODY_MARK)]}\n```"
-    )
-
-
-def _signature(name: str, pointers: list[str], out: str, scalars: list[str], counts: list[str]) -> str:
-    params = [f"const float* __restrict__ p_{p}" for p in pointers] + [f"float* __restrict__ p_{out}"]
-    params += [f"float {s}" for s in scalars] + [f"int64_t {c}" for c in counts]
-    return f'extern "C" __global__ void {name}({", ".join(params)})'
-
-
-def _loop(count: str) -> str:
-    return (
-        f"    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < {count};\n"
-        f"         i += (int64_t)gridDim.x * blockDim.x) {{\n"
-    )
-
-
-def _launch(region: Region, name: str, count: int) -> dict[str, Any]:
-    """What a launcher needs: the kernel, tensors in signature order, scalars, and the loop's count."""
-    return {
-        "kernel": name,
-        "inputs": [t.name for t in region.inputs],
-        "output": region.output.name,
-        "output_shape": list(region.output.shape),
-        "scalars": [s for s, _ in region.scalars],
-        "count": count,
-    }
-
-
-def _roles(region: Region, names: dict[str, str], extra: dict[str, str]) -> list[str]:
-    rows = [f"- {names[t.name]}: shape {list(t.shape)}{extra.get(t.name, '')}" for t in region.inputs]
-    rows += [f"- {s}: a float scalar (a kernel argument)" for s, _ in region.scalars]
-    rows.append(f"- out: shape {list(region.output.shape)}, written by the framework from your result")
-    return rows
-
-
 # ---------------------------------------------------------------- map
 
 
@@ -208,7 +76,7 @@ def _map(region: Region, names: dict[str, str]) -> Contract:
     kernel = f"region_{region.id}"
     pointers = [names[t.name] for t in region.inputs]
     scalars = [names[s] for s, _ in region.scalars]
-    sig = _signature(kernel, pointers, "out", scalars, ["n"])
+    sig = signature_line(kernel, pointers, "out", scalars, ["n"])
     loads, needs = [], set()
     for t in region.inputs:
         offset = _broadcast_offset(t.shape, out.shape, needs)
@@ -220,18 +88,20 @@ def _map(region: Region, names: dict[str, str]) -> Contract:
         if needs and k > 0 and k >= min(needs)
     )
     last = f"t{len(region.steps)}"
-    todo = "\n".join(f"        // {_step_code(s, names)}" for s in region.steps)
+    todo = "\n".join(f"        // {step_code(s, names)}" for s in region.steps)
     head = (
-        f"{PRELUDE}\n{sig} {{\n{dims}{_loop('n')}{unravel}"
+        f"{PRELUDE}\n{sig} {{\n{dims}{loop_head('n')}{unravel}"
         + "\n".join(loads)
         + f"\n        // one line per step, in order:\n{todo}\n{BODY_MARK}"
     )
     tail = f"        p_out[i] = {last};\n    }}\n}}\n"
-    roles = _roles(region, names, {t.name: " (loaded at this element: use the value)" for t in region.inputs})
+    roles = role_lines(
+        region, names, {t.name: " (loaded at this element: use the value)" for t in region.inputs}
+    )
     lines = "`float t1 = ...;`" + (f" to `float {last} = ...;`, one line per step" if last != "t1" else "")
     roles.insert(0, f"- each thread computes element i of out (shape {list(out.shape)}); write {lines}")
-    contract = Contract(region.id, "map", kernel, sig, head, tail, "", _launch(region, kernel, out.numel))
-    contract.facts = _facts(region, names, head, roles)
+    contract = Contract(region.id, "map", kernel, sig, head, tail, "", launch_info(region, kernel, out.numel))
+    contract.facts = facts_text(region, names, head, roles)
     return contract
 
 
@@ -278,12 +148,12 @@ def _reduce(region: Region, names: dict[str, str]) -> Contract:
     x, *params = region.inputs
     shape = x.shape
     start, stop = _reduced_span(step, shape)
-    outer = _prod(shape[:start])
-    length = _prod(shape[start:stop])
-    inner = _prod(shape[stop:])
+    outer = prod(shape[:start])
+    length = prod(shape[start:stop])
+    inner = prod(shape[stop:])
     kernel = f"region_{region.id}"
     xn = names[x.name]
-    sig = _signature(
+    sig = signature_line(
         kernel, [names[t.name] for t in region.inputs], "out", [names[s] for s, _ in region.scalars], ["n"]
     )
     accessors = [f"        auto {xn} = [&](int64_t k) -> float {{ return p_{xn}[base + k * {inner}]; }};"]
@@ -298,9 +168,9 @@ def _reduce(region: Region, names: dict[str, str]) -> Contract:
         )
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
-        f"{_loop('n')}        const int64_t base = (i / {inner}) * {length * inner} + i % {inner};\n"
+        f"{loop_head('n')}        const int64_t base = (i / {inner}) * {length * inner} + i % {inner};\n"
         + "\n".join(accessors)
-        + f"\n        // {_step_code(step, names)}\n"
+        + f"\n        // {step_code(step, names)}\n"
         + (
             f"        // R = {length} terms: accumulate in double (or in blocks of 256 partial sums)\n"
             if length > LONG_SUM
@@ -315,15 +185,15 @@ def _reduce(region: Region, names: dict[str, str]) -> Contract:
     )
     tail = ("" if rowwise else "        p_out[i] = result;\n") + "    }\n}\n"
     what = "out(k) for k in [0, R)" if rowwise else "`result`"
-    roles = _roles(region, names, {x.name: f" read as {xn}(k), k in [0, R) along the reduced dims"})
+    roles = role_lines(region, names, {x.name: f" read as {xn}(k), k in [0, R) along the reduced dims"})
     roles.insert(
         0,
         f"- each thread handles one row: {outer * inner} rows of R = {length} elements; compute {what}",
     )
     contract = Contract(
-        region.id, "reduce", kernel, sig, head, tail, "", _launch(region, kernel, outer * inner)
+        region.id, "reduce", kernel, sig, head, tail, "", launch_info(region, kernel, outer * inner)
     )
-    contract.facts = _facts(region, names, head, roles)
+    contract.facts = facts_text(region, names, head, roles)
     return contract
 
 
@@ -347,13 +217,6 @@ def _reduced_span(step: Step, shape: tuple[int, ...]) -> tuple[int, int]:
     return dim, dim + 1
 
 
-def _prod(dims: tuple[int, ...]) -> int:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
-
-
 # ---------------------------------------------------------------- contraction
 
 
@@ -364,7 +227,7 @@ def _matmul(region: Region, names: dict[str, str]) -> Contract:
     a, b, *rest = region.inputs
     if linear:
         k_dim = a.shape[-1]
-        m_rows = _prod(a.shape[:-1])
+        m_rows = prod(a.shape[:-1])
         n_cols = b.shape[0]
         a_at = f"p_{names[a.name]}[m * {k_dim} + k]"
         b_at = f"p_{names[b.name]}[j * {k_dim} + k]"
@@ -374,16 +237,16 @@ def _matmul(region: Region, names: dict[str, str]) -> Contract:
             raise RegionError(f"{region.id}: matmul of a vector has no contract yet")
         k_dim, n_cols = b.shape[-2], b.shape[-1]
         m_rows = a.shape[-2]
-        batch = _prod(out.shape[:-2])
-        a_batch = _prod(a.shape[:-2]) > 1
-        b_batch = _prod(b.shape[:-2]) > 1
+        batch = prod(out.shape[:-2])
+        a_batch = prod(a.shape[:-2]) > 1
+        b_batch = prod(b.shape[:-2]) > 1
         a_at = f"p_{names[a.name]}[{'bt * ' + str(m_rows * k_dim) + ' + ' if a_batch else ''}m * {k_dim} + k]"
         b_at = (
             f"p_{names[b.name]}[{'bt * ' + str(k_dim * n_cols) + ' + ' if b_batch else ''}k * {n_cols} + j]"
         )
     kernel = f"region_{region.id}"
     an, bn = names[a.name], names[b.name]
-    sig = _signature(kernel, [names[t.name] for t in region.inputs], "out", [], ["n"])
+    sig = signature_line(kernel, [names[t.name] for t in region.inputs], "out", [], ["n"])
     accessors = [
         f"        auto {an} = [&](int64_t k) -> float {{ return {a_at}; }};  // {an}[.., m, k]",
         f"        auto {bn} = [&](int64_t k) -> float {{ return {b_at}; }};  // "
@@ -398,23 +261,23 @@ def _matmul(region: Region, names: dict[str, str]) -> Contract:
         else ""
     )
     head = (
-        f"{PRELUDE}\n{sig} {{\n    const int64_t M = {m_rows}, N = {n_cols}, K = {k_dim};\n{_loop('n')}"
+        f"{PRELUDE}\n{sig} {{\n    const int64_t M = {m_rows}, N = {n_cols}, K = {k_dim};\n{loop_head('n')}"
         "        const int64_t j = i % N, m = (i / N) % M;\n"
         + ("        const int64_t bt = i / (N * M);\n" if batch > 1 else "")
         + "\n".join(accessors)
-        + f"\n        // {_step_code(step, names)}\n{long_sum}        float result;  // set it\n{BODY_MARK}"
+        + f"\n        // {step_code(step, names)}\n{long_sum}        float result;  // set it\n{BODY_MARK}"
     )
     tail = "        p_out[i] = result;\n    }\n}\n"
-    roles = _roles(region, names, {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"})
+    roles = role_lines(region, names, {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"})
     roles.insert(
         0,
         f"- each thread computes one output element (row m, column j{', batch bt' if batch > 1 else ''}"
         f") as `result`, a sum over k in [0, K), K = {k_dim}",
     )
     contract = Contract(
-        region.id, "contraction", kernel, sig, head, tail, "", _launch(region, kernel, out.numel)
+        region.id, "contraction", kernel, sig, head, tail, "", launch_info(region, kernel, out.numel)
     )
-    contract.facts = _facts(region, names, head, roles)
+    contract.facts = facts_text(region, names, head, roles)
     return contract
 
 
@@ -433,7 +296,7 @@ def _conv(region: Region, names: dict[str, str]) -> Contract:
         _per_dim(kwargs.get(k, d), dims) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))
     )
     xn, wn = names[x.name], names[w.name]
-    sig = _signature(f"region_{region.id}", [names[t.name] for t in region.inputs], "out", [], ["n"])
+    sig = signature_line(f"region_{region.id}", [names[t.name] for t in region.inputs], "out", [], ["n"])
     ks = ", ".join(f"int64_t k{j}" for j in range(dims))
     coords = ["        int64_t rest = i;"]
     for j in range(dims - 1, -1, -1):
@@ -460,16 +323,16 @@ def _conv(region: Region, names: dict[str, str]) -> Contract:
         accessors.append(f"        const float* {bn} = p_{bn};  // {bn}[o]: the bias of channel o")
     loops = ", ".join(f"K{j} = {taps[j]}" for j in range(dims))
     head = (
-        f"{PRELUDE}\n{sig} {{\n    const int64_t C = {w.shape[1]}, {loops};\n{_loop('n')}"
+        f"{PRELUDE}\n{sig} {{\n    const int64_t C = {w.shape[1]}, {loops};\n{loop_head('n')}"
         + "\n".join(coords)
         + "\n"
         + "\n".join(accessors)
-        + f"\n        // {_step_code(step, names)}\n        float result;  // set it\n{BODY_MARK}"
+        + f"\n        // {step_code(step, names)}\n        float result;  // set it\n{BODY_MARK}"
     )
     tail = "        p_out[i] = result;\n    }\n}\n"
     taps_text = ", ".join(f"k{j} in [0, K{j})" for j in range(dims))
     tap_args = ", ".join(f"k{j}" for j in range(dims))
-    roles = _roles(
+    roles = role_lines(
         region,
         names,
         {
@@ -491,9 +354,9 @@ def _conv(region: Region, names: dict[str, str]) -> Contract:
         head,
         tail,
         "",
-        _launch(region, f"region_{region.id}", out.numel),
+        launch_info(region, f"region_{region.id}", out.numel),
     )
-    contract.facts = _facts(region, names, head, roles)
+    contract.facts = facts_text(region, names, head, roles)
     return contract
 
 

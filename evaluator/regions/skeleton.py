@@ -1,0 +1,153 @@
+"""What every region contract shares: the Contract itself, the C names the model reads, the facts text,
+and the pieces of a skeleton (signature, grid-stride loop, launch description) the kinds assemble.
+
+Names the model reads are C identifiers that cannot shadow a helper: step outputs become t1, t2, ...
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluator.regions.library import GLOSSARY, HELPERS
+from evaluator.regions.model import Region, Step
+
+BODY_MARK = "        // ---- your code: from here ----"
+_C_KEYWORDS = {
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "int",
+    "long",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "out",
+    "result",
+    "n",
+    "i",
+}
+
+
+@dataclass
+class Contract:
+    """Everything about one region that is not the model's to write."""
+
+    region_id: str
+    kind: str
+    kernel_name: str
+    signature: str
+    head: str  # prelude, signature and the code before the body (the framework prepends it)
+    tail: str  # the code after the body (stores, closing braces)
+    facts: str  # the region as PyTorch, op meanings, tensors, the kernel so far: what the prompt carries
+    launch: dict[str, Any] = field(default_factory=dict)  # argument order and element count for a launcher
+
+    def assemble(self, body: str) -> str:
+        """The whole kernel source with the model's body in place (indented under the marker)."""
+        lines = [
+            ("        " + line.strip()) if line.strip() else "" for line in body.strip("\n").splitlines()
+        ]
+        return f"{self.head}\n" + "\n".join(lines) + f"\n{self.tail}"
+
+
+def c_names(region: Region) -> dict[str, str]:
+    """fx name -> C identifier: inputs keep a sanitised name, step outputs become t1, t2, ..."""
+    names: dict[str, str] = {}
+    taken = set(HELPERS) | _C_KEYWORDS | {f"t{k}" for k in range(1, len(region.steps) + 1)}
+    for t in region.inputs:
+        base = re.sub(r"\W", "_", t.name).strip("_") or "in"
+        base = f"v_{base}" if base[0].isdigit() or base in taken else base
+        name, k = base, 1
+        while name in taken:
+            name, k = f"{base}_in" if k == 1 else f"{base}_in{k}", k + 1
+        names[t.name] = name
+        taken.add(name)
+    for k, step in enumerate(region.steps, 1):
+        names[step.out.name] = f"t{k}"
+    for scalar, _ in region.scalars:
+        names.setdefault(scalar, scalar)
+    return names
+
+
+def renamed(code: str, names: dict[str, str]) -> str:
+    """Every name replaced in one pass (t0 -> t1 must not then become t2)."""
+    if not names:
+        return code
+    pattern = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.sub(rf"(?<![\w.])(?:{pattern})(?!\w)", lambda m: names[m.group(0)], code)
+
+
+def step_code(step: Step, names: dict[str, str]) -> str:
+    return renamed(step.code or f"{step.out.name} = {step.target}({', '.join(step.args)})", names)
+
+
+def facts_text(region: Region, names: dict[str, str], head: str, roles: list[str]) -> str:
+    steps = "\n".join(step_code(s, names) for s in region.steps)
+    meanings = "\n".join(
+        f"- {t}: {GLOSSARY.get(t, 'see the PyTorch documentation for this op')}"
+        for t in dict.fromkeys(s.target for s in region.steps)
+    )
+    tensors = "\n".join(roles)
+    body_at = head.rindex(BODY_MARK)
+    return (
+        f"## The PyTorch code this kernel computes\n```python\n{steps}\n```\n\n"
+        f"## What each op means\n{meanings}\n\n"
+        f"## Tensors (float32, contiguous)\n{tensors}\n\n"
+        f"## The kernel so far (the framework writes this part, and the end)\n```cuda\n"
+        f"{head[head.index('extern') : body_at + len(BODY_MARK)]}\n```"
+    )
+
+
+def signature_line(name: str, pointers: list[str], out: str, scalars: list[str], counts: list[str]) -> str:
+    params = [f"const float* __restrict__ p_{p}" for p in pointers] + [f"float* __restrict__ p_{out}"]
+    params += [f"float {s}" for s in scalars] + [f"int64_t {c}" for c in counts]
+    return f'extern "C" __global__ void {name}({", ".join(params)})'
+
+
+def loop_head(count: str) -> str:
+    return (
+        f"    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < {count};\n"
+        f"         i += (int64_t)gridDim.x * blockDim.x) {{\n"
+    )
+
+
+def launch_info(region: Region, name: str, count: int) -> dict[str, Any]:
+    """What a launcher needs: the kernel, tensors in signature order, scalars, and the loop's count."""
+    return {
+        "kernel": name,
+        "inputs": [t.name for t in region.inputs],
+        "output": region.output.name,
+        "output_shape": list(region.output.shape),
+        "scalars": [s for s, _ in region.scalars],
+        "count": count,
+    }
+
+
+def role_lines(region: Region, names: dict[str, str], extra: dict[str, str]) -> list[str]:
+    rows = [f"- {names[t.name]}: shape {list(t.shape)}{extra.get(t.name, '')}" for t in region.inputs]
+    rows += [f"- {s}: a float scalar (a kernel argument)" for s, _ in region.scalars]
+    rows.append(f"- out: shape {list(region.output.shape)}, written by the framework from your result")
+    return rows
