@@ -248,8 +248,14 @@ def _sweep_args(out: Path) -> list[str]:
     ]
 
 
-def _inside_a_graph(run_dir: Path) -> bool:
-    """True once an unfinished graph has a finished node on disk: a kill now lands mid-graph."""
+def _inside_a_graph(run_dir: Path, calls: Path, delay: float) -> bool:
+    """True once an unfinished graph has a finished node on disk and a model call began under half a delay
+    ago: graphs run one at a time, so the call is that graph's and a kill now lands mid-graph, not in the
+    instant between its last node and its result."""
+    if not calls.exists() or not (starts := calls.read_text().split()):
+        return False
+    if time.time() - float(starts[-1]) > delay / 2:
+        return False
     done = {(r["task"], r["strategy"]) for r in read_jsonl(run_dir / "results.jsonl")}
     return any(
         e["kind"] == "node" and (e["task"], e["strategy"]) not in done
@@ -258,7 +264,9 @@ def _inside_a_graph(run_dir: Path) -> bool:
 
 
 def test_kill_9_mid_sweep_then_resume_loses_and_repeats_nothing(tmp_path) -> None:
-    env = _env(SCRIPTED_DELAY="0.4")
+    delay = 0.4
+    calls = tmp_path / "calls.txt"
+    env = _env(SCRIPTED_DELAY=str(delay))
     reference = subprocess.run(
         _sweep_args(tmp_path / "whole"), cwd=REPO, env=env, capture_output=True, text=True, timeout=600
     )
@@ -276,14 +284,16 @@ def test_kill_9_mid_sweep_then_resume_loses_and_repeats_nothing(tmp_path) -> Non
         proc = subprocess.Popen(
             _sweep_args(killed_dir),
             cwd=REPO,
-            env=env,
+            env=env | {"SCRIPTED_CALLS": str(calls)},
             stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         deadline = time.monotonic() + 300
         while proc.poll() is None and time.monotonic() < deadline:
-            if len(read_jsonl(killed_dir / "results.jsonl")) >= 3 and _inside_a_graph(killed_dir):
+            if len(read_jsonl(killed_dir / "results.jsonl")) >= 3 and _inside_a_graph(
+                killed_dir, calls, delay
+            ):
                 break
             time.sleep(0.05)
         assert proc.poll() is None, f"the sweep ended before the kill: {log.read_text()[-3000:]}"

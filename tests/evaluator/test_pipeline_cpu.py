@@ -79,11 +79,14 @@ def test_wrong_answer_carries_the_evidence(verdicts: dict) -> None:
 
 
 def test_hang_is_killed_at_a_limit_scaled_from_the_reference(verdicts: dict, cpu_config: EvalConfig) -> None:
-    """The run limit is 30 s; the stage limit (a 10 s floor + 100 x the reference's time) kills first."""
+    """The run limit is 30 s; the stage limit (a 10 s floor + 100 x the reference's time) kills first.
+
+    The reference's time depends on the machine (a loaded 2-core CI host measured ~0.1 s a call), so the
+    limit is checked against the run limit it must undercut, not against a fixed number."""
     v = verdicts["HANG"]
     assert v["verdict"] == "timeout" and v["evidence"]["limit_stage"] == "correctness"
-    assert cpu_config.hang_floor_s <= v["evidence"]["limit_s"] < 12 < cpu_config.run_timeout_s
-    assert v["evidence"]["seconds"]["run"] < 25
+    assert cpu_config.hang_floor_s <= v["evidence"]["limit_s"] < cpu_config.run_timeout_s
+    assert v["evidence"]["seconds"]["run"] < cpu_config.run_timeout_s
 
 
 def test_segfault_is_a_runtime_error(verdicts: dict) -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluator.verdict import SUMMARY_FIELDS, VERDICTS, Verdict, best, make, missing, rank, summary
-from graph.runner.progress import ProgressView
-from nodes.select import best_of
+from evaluator.verdict import SUMMARY_FIELDS, VERDICTS, Verdict, make, missing, rank, summary
 
 
 def test_make_fills_every_field_and_derives_correct_and_compiled() -> None:
@@ -51,18 +49,3 @@ def test_rank_orders_strict_then_kernelbench_then_speed_then_stage() -> None:
     assert sorted(ordered, key=rank) == ordered
     assert rank(make("wrong_output", speedup_eager=9.0)) == rank(make("wrong_output"))  # no speed if wrong
     assert VERDICTS[0] == "no_code" and VERDICTS[-1] == "correct"
-
-
-def test_selection_and_live_view_agree_on_the_best() -> None:
-    """One ranking: the graph's select node and the live view pick the same candidate."""
-    pool = [
-        {"id": "a", "verdict": make("wrong_output")},
-        {"id": "b", "verdict": make("compile_error")},
-        {"id": "c", "verdict": make("runtime_error")},
-    ]
-    view = ProgressView([("t", "s")], live=False)
-    view.console.quiet = True
-    view.update("t", "s", "evaluate", {"candidates": pool}, [])
-    assert best_of(pool)["id"] == "a"
-    assert view.rows[("t", "s")].best is pool[0]["verdict"]
-    assert best(pool, lambda c: c["verdict"]) is pool[0]

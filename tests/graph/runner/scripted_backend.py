@@ -3,7 +3,8 @@
 Named through `KERNELGRAPH_TEST_MODEL=scripted_backend:make` (with this folder on PYTHONPATH). It answers
 schema-constrained calls with the smallest JSON the schema accepts and every other call with prose and no
 code block, so the evaluator's verdict is a fast, real `no_code`. `SCRIPTED_DELAY` (seconds per call) lets
-the kill -9 test stop a sweep in the middle.
+the kill -9 test stop a sweep in the middle; `SCRIPTED_CALLS` (a file) receives the wall time at which each
+call starts, so that test can kill while a call is under way, not as a graph writes its result.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ def example(schema: dict[str, Any]) -> Any:
 class ScriptedBackend:
     """Deterministic replies; records every call so tests can count them."""
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, calls_file: str | None = None) -> None:
         self.delay = delay
+        self.calls_file = calls_file
         self.calls: list[list[dict[str, str]]] = []
 
     def chat(
@@ -47,6 +49,9 @@ class ScriptedBackend:
         stop: list[str] | None = None,
     ) -> Completion:
         self.calls.append(messages)
+        if self.calls_file:
+            with open(self.calls_file, "a") as fh:
+                fh.write(f"{time.time()}\n")
         time.sleep(self.delay)
         text = (
             json.dumps(example(json_schema)) if json_schema else "I would fuse these ops, but I give no code."
@@ -58,4 +63,6 @@ class ScriptedBackend:
 
 
 def make() -> ScriptedBackend:
-    return ScriptedBackend(delay=float(os.environ.get("SCRIPTED_DELAY", "0")))
+    return ScriptedBackend(
+        delay=float(os.environ.get("SCRIPTED_DELAY", "0")), calls_file=os.environ.get("SCRIPTED_CALLS")
+    )
