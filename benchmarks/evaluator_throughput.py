@@ -5,9 +5,12 @@ Three measurements, each written to its own JSON as soon as it ends (so a run cu
 - `repeat`: the same 30 again on the now-warm cache: it must compile nothing;
 - `serial`: N of them (every third, in problem order) through a plain serial loop: one process per
   candidate that compiles, then runs, with a fresh empty build directory each (nothing shared or cached).
+- `regions`: the region kind (benchmarks/regions.py's jobs file, `--jobs`), cold: one NVRTC compile per
+  candidate instead of an nvcc build; every verdict goes whole to `region_verdicts.jsonl` as well.
 Then `--summarize` merges them into evaluator_throughput.json and a PNG.
 
     python -m benchmarks.evaluator_throughput --out-dir $OUT [--phases cold,repeat,serial]
+    python -m benchmarks.evaluator_throughput --out-dir $OUT --phases regions --jobs JOBS.jsonl
     python -m benchmarks.evaluator_throughput --summarize --out-dir benchmarks/results
 """
 
@@ -26,7 +29,7 @@ from typing import Any
 from evaluator import device, sandbox
 from evaluator.api import evaluate_many
 from evaluator.config import EvalConfig
-from evaluator.jobs import Job
+from evaluator.jobs import Job, parse_jobs
 from evaluator.problem import load_problems
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,9 +46,14 @@ def load_jobs(samples: Path, kernelbench: Path) -> list[Job]:
     return sorted(jobs, key=lambda j: j.job_id)
 
 
-def batch(jobs: list[Job], config: EvalConfig, label: str, out_dir: Path) -> dict[str, Any]:
-    """evaluate_many over all jobs; per-job verdicts stream to a JSONL file as they finish."""
+def batch(
+    jobs: list[Job], config: EvalConfig, label: str, out_dir: Path, verdicts: Path | None = None
+) -> dict[str, Any]:
+    """evaluate_many over all jobs; per-job rows stream to a JSONL file as they finish (and the whole
+    verdicts, as `python -m evaluator run` writes them, to `verdicts` when given)."""
+    (out_dir / f"evaluator_throughput_{label}.of").write_text(f"{len(jobs)}\n")  # for a batch cut short
     stream = open(out_dir / f"evaluator_throughput_{label}.jsonl", "w")  # noqa: SIM115
+    whole = open(verdicts, "w") if verdicts else None  # noqa: SIM115
     t0 = time.perf_counter()
 
     def on_result(job_id: str, verdict: dict[str, Any]) -> None:
@@ -62,11 +70,16 @@ def batch(jobs: list[Job], config: EvalConfig, label: str, out_dir: Path) -> dic
         }
         stream.write(json.dumps(row) + "\n")
         stream.flush()
+        if whole is not None:
+            whole.write(json.dumps({"job_id": job_id, **verdict}) + "\n")
+            whole.flush()
         print(f"[{label}] {row['t']:7.1f}s {job_id}: {verdict['verdict']}", file=sys.stderr, flush=True)
 
     results = evaluate_many(jobs, config, on_result=on_result)
     wall = time.perf_counter() - t0
     stream.close()
+    if whole is not None:
+        whole.close()
     compiles = sum(_compiles(v) for v in results)
     stage = Counter()
     for v in results:
@@ -175,14 +188,47 @@ def serial(
 
 def summarize(out_dir: Path) -> dict[str, Any]:
     parts = {}
-    for label in ("cold", "repeat", "serial", "env"):
+    for label in ("cold", "repeat", "serial", "regions", "env"):
         p = out_dir / f"evaluator_throughput_{label}.json"
+        stream = out_dir / f"evaluator_throughput_{label}.jsonl"
         if p.exists():
             parts[label] = json.loads(p.read_text())
+        elif stream.exists():
+            parts[label] = _cut_short(label, stream)
+    return _merge(out_dir, parts)
+
+
+def _cut_short(label: str, stream: Path) -> dict[str, Any]:
+    """A batch killed at its call's time limit wrote no summary; its stream holds every verdict it reached
+    and the time each came, which is its throughput so far."""
+    rows = [json.loads(line) for line in stream.read_text().splitlines() if line.strip()]
+    wall = max(r["t"] for r in rows)
+    of = stream.with_suffix(".of")
+    return {
+        "label": label,
+        "n": len(rows),
+        "of": int(of.read_text()) if of.exists() else None,
+        "partial": True,
+        "wall_s": wall,
+        "candidates_per_min": round(60 * len(rows) / wall, 2),
+        "verdicts": dict(Counter(r["verdict"] for r in rows)),
+        "verdicts_kernelbench": dict(Counter(r["kernelbench"] for r in rows)),
+        "stage_seconds_sum": {
+            k: round(sum((r.get("seconds") or {}).get(k, 0.0) for r in rows), 2)
+            for k in ("build", "run", "load_and_wait", "total")
+        },
+    }
+
+
+def _merge(out_dir: Path, parts: dict[str, Any]) -> dict[str, Any]:
     summary: dict[str, Any] = {**parts}
     if "cold" in parts and parts.get("serial", {}).get("candidates_per_min"):
         summary["batch_over_serial"] = round(
             parts["cold"]["candidates_per_min"] / parts["serial"]["candidates_per_min"], 2
+        )
+    if "regions" in parts and parts.get("cold", {}).get("candidates_per_min"):
+        summary["regions_over_cold"] = round(
+            parts["regions"]["candidates_per_min"] / parts["cold"]["candidates_per_min"], 2
         )
     if "repeat" in parts and parts.get("serial", {}).get("candidates_per_min"):
         summary["repeat_over_serial"] = round(
@@ -204,17 +250,18 @@ def _plot(summary: dict[str, Any], path: Path) -> None:
         ("serial", "plain serial loop"),
         ("cold", "batch, empty cache"),
         ("repeat", "batch, warm cache"),
+        ("regions", "region kind (NVRTC),\nempty cache"),
     ):
         if summary.get(key, {}).get("candidates_per_min"):
-            partial = f" of {summary[key]['of']}, cut short" if summary[key].get("partial") else ""
+            partial = f" of {summary[key].get('of', '?')}, cut short" if summary[key].get("partial") else ""
             labels.append(f"{name}\n(n={summary[key]['n']}{partial})")
             values.append(summary[key]["candidates_per_min"])
     fig, ax = plt.subplots(figsize=(7, 4))
-    bars = ax.bar(labels, values, color=["#999999", "#1f77b4", "#2ca02c"][: len(values)])
+    bars = ax.bar(labels, values, color=["#999999", "#1f77b4", "#2ca02c", "#d62728"][: len(values)])
     ax.bar_label(bars, fmt="%.1f")
     gpu = summary.get("env", {}).get("gpu", "")
     ax.set_ylabel("candidates per minute")
-    ax.set_title(f"Evaluator throughput, 30 real 1.5B completions ({gpu})")
+    ax.set_title(f"Evaluator throughput: whole programs (30 real 1.5B completions) and regions ({gpu})")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -230,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results"))
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--phases", default="cold,repeat,serial")
+    parser.add_argument("--jobs", type=Path, help="a job file for the `regions` phase")
     parser.add_argument("--serial", type=int, default=10)
     parser.add_argument("--serial-resume", help="an earlier evaluator_throughput_serial.json to continue")
     parser.add_argument(
@@ -246,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     k: v
                     for k, v in summarize(out_dir).items()
-                    if k in ("batch_over_serial", "repeat_over_serial")
+                    if k in ("batch_over_serial", "repeat_over_serial", "regions_over_cold")
                 }
             )
         )
@@ -277,6 +325,16 @@ def main(argv: list[str] | None = None) -> int:
         (out_dir / "evaluator_throughput_repeat.json").write_text(
             json.dumps(batch(jobs, config, "repeat", out_dir), indent=1)
         )
+    if "regions" in phases:
+        region_jobs, errors = parse_jobs(args.jobs, config)
+        if errors or not region_jobs:
+            print(f"bad job lines in {args.jobs}: {errors}", file=sys.stderr)
+            return 2
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
+        summary = batch(region_jobs, config, "regions", out_dir, out_dir / "region_verdicts.jsonl")
+        summary["env"] = env
+        (out_dir / "evaluator_throughput_regions.json").write_text(json.dumps(summary, indent=1))
     if "serial" in phases:
         serial(
             jobs,
@@ -286,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
             out_dir / "evaluator_throughput_serial.json",
             Path(args.serial_resume) if args.serial_resume else None,
         )
-    summarize(out_dir)
+    if set(phases) - {"regions"}:
+        summarize(out_dir)  # merged and plotted on the project host (a GPU host may lack matplotlib)
     return 0
 
 

@@ -128,7 +128,8 @@ def build_key(parts: dict[str, Any], backend: str, arch: str) -> str:
 
 
 def install(cache_dir: str, backend: str, arch: str, recorder: BuildRecorder) -> None:
-    """Patch torch.utils.cpp_extension.load_inline/load to build into the cache and wrap the result."""
+    """Patch torch.utils.cpp_extension.load_inline/load to build into the cache and wrap the result, and
+the region kind's NVRTC loader to be recorded and wrapped the same way."""
     from torch.utils import cpp_extension
 
     build_root = Path(cache_dir) / "builds"
@@ -139,6 +140,38 @@ def install(cache_dir: str, backend: str, arch: str, recorder: BuildRecorder) ->
             continue
         patched = _make_patched(original, attr, build_root, backend, arch, recorder)
         setattr(cpp_extension, attr, patched)
+    _patch_region_loader(recorder)
+
+
+def _patch_region_loader(recorder: BuildRecorder) -> None:
+    """Region candidates compile through NVRTC (evaluator.regions.launch), in milliseconds and without a
+    build directory; they are recorded and wrapped exactly as a load_inline build is, so the call counts,
+    the skip trial and the custom-kernel share treat both kinds alike."""
+    from evaluator.regions import launch
+
+    original = launch.load_region_kernel
+    if getattr(original, "_kg_patched", False):
+        return
+
+    def patched(**kwargs: Any) -> Any:
+        recorder.kernel_names.add(str(kwargs["kernel"]))
+        key = hashlib.sha256(str(kwargs["source"]).encode()).hexdigest()[:20]
+        build = {"name": str(kwargs["name"]), "key": key, "cached": False, "kind": "nvrtc"}
+        t0 = time.perf_counter()
+        recorder.in_build.active = True  # loading libnvrtc and libcuda is the build's, not the candidate's
+        try:
+            module = original(**kwargs)
+        except Exception as exc:
+            recorder.error = f"{type(exc).__name__}: {exc}"
+            recorder.builds.append(build | {"ok": False, "seconds": round(time.perf_counter() - t0, 3)})
+            raise
+        finally:
+            recorder.in_build.active = False
+        recorder.builds.append(build | {"ok": True, "seconds": round(time.perf_counter() - t0, 3)})
+        return ExtensionProxy(module, recorder)
+
+    patched._kg_patched = True  # type: ignore[attr-defined]
+    launch.load_region_kernel = patched
 
 
 def _make_patched(

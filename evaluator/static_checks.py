@@ -117,7 +117,9 @@ _STATE_CALLS = {
     "set_grad_enabled",
     "set_float32_matmul_precision",
 }
-_BUILDERS = {"load_inline", "load"}
+# Calls that compile custom kernels: torch's extension builders, and the region kind's NVRTC loader
+# (evaluator.regions.launch), which the build cache records and wraps as it does an extension.
+_BUILDERS = {"load_inline", "load", "load_region_kernel"}
 # torch calls that only shape, allocate or move data: using them is not "doing the op in torch".
 _PLUMBING = {
     "empty",
@@ -445,7 +447,9 @@ def _builder_name(func: ast.expr) -> bool:
     if isinstance(func, ast.Name):
         return func.id in _BUILDERS
     if isinstance(func, ast.Attribute):
-        return func.attr == "load_inline" or (func.attr == "load" and "cpp_extension" in ast.unparse(func))
+        return func.attr in ("load_inline", "load_region_kernel") or (
+            func.attr == "load" and "cpp_extension" in ast.unparse(func)
+        )
     return False
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|corpus|regions|baseline|profiles|throughput|paper|all]   (default: suite)
+#   scripts/gpu_suite.sh [suite|corpus|regions|regions_kb|baseline|profiles|throughput|paper|all]
+#   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
 # Measured on the H200 (2026-11-30): suite ~4.5 min (one ~60 s nvcc build shared by all candidates);
@@ -20,9 +21,15 @@
 # Subsets of the suite: KG_GPU_SUITE_ONLY=correct,side_stream scripts/gpu_suite.sh suite
 # corpus: the 50 retrieval-corpus examples under today's strict verdict (no legitimate kernel may be
 # rejected; ~200 s with 30 timing trials); meta.json files are left untouched -> $OUT/corpus/
-# regions: judge the region kernels of benchmarks/regions.py (write the jobs here first:
-#   .venv/bin/python -m benchmarks.regions jobs --jobs .device/regions/jobs.jsonl; carry .device/regions)
-#   KG_REGION_JOBS=.device/regions/jobs.jsonl scripts/gpu_suite.sh regions   -> $OUT/region_verdicts.jsonl
+# regions: judge the region kernels of benchmarks/regions.py as the region kind (NVRTC), cold, with its
+# throughput (write the jobs here first, carry .device/regions):
+#   .venv/bin/python -m benchmarks.regions jobs --jobs .device/regions/jobs.jsonl
+#   KG_REGION_JOBS=.device/regions/jobs.jsonl scripts/gpu_suite.sh regions
+#     -> $OUT/region_verdicts.jsonl, $OUT/evaluator_throughput_regions.json
+# regions_kb: the same kernels as KernelBench programs (load_inline), for KernelBench's own rules:
+#   .venv/bin/python -m benchmarks.regions jobs --launcher load_inline --greedy-only --jobs .device/regions/jobs_kb.jsonl
+#   KG_REGION_KB_JOBS=.device/regions/jobs_kb.jsonl scripts/gpu_suite.sh regions_kb
+#     -> $OUT/region_kb_verdicts.jsonl
 # then here: python -m benchmarks.regions report --verdicts region_verdicts.jsonl
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -61,9 +68,19 @@ run_paper() {
 run_corpus() {
   "$PY" -m retrieval_corpus.validate run --out "$OUT/corpus" --no-write-meta 2>&1 | tee "$OUT/corpus.log"
 }
+BASELINE_CONFIG='{"reference_compile": "baseline", "baseline_file": "benchmarks/baselines/h200.json"}'
 run_regions() {
-  timeout -k 20 --signal=INT "${KG_REGION_BUDGET_S:-540}" "$PY" -m evaluator run "${KG_REGION_JOBS:?set KG_REGION_JOBS}" \
-    --out "$OUT/region_verdicts.jsonl" --cache-dir "$CACHE/regions" 2>&1 | tr '\r' '\n' | tee "$OUT/regions.log"
+  # the region kind, cold cache: verdicts and candidates per minute; torch.compile times from the baseline
+  "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --phases regions --cache-dir "$CACHE/regions" \
+    --jobs "${KG_REGION_JOBS:?set KG_REGION_JOBS}" --config "$BASELINE_CONFIG" 2>&1 | tee "$OUT/regions.log"
+}
+run_regions_kb() {
+  # the same kernels as standalone KernelBench programs (load_inline, an nvcc build each); resumable
+  [ -n "${KG_REGION_KB_VERDICTS:-}" ] && [ ! -e "$OUT/region_kb_verdicts.jsonl" ] && \
+    cp "$KG_REGION_KB_VERDICTS" "$OUT/region_kb_verdicts.jsonl"
+  timeout -k 20 --signal=INT "${KG_REGION_BUDGET_S:-540}" "$PY" -m evaluator run \
+    "${KG_REGION_KB_JOBS:?set KG_REGION_KB_JOBS}" --out "$OUT/region_kb_verdicts.jsonl" \
+    --cache-dir "$CACHE/regions_kb" --config "$BASELINE_CONFIG" 2>&1 | tr '\r' '\n' | tee "$OUT/regions_kb.log"
 }
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
@@ -74,6 +91,7 @@ case "$what" in
   suite) run_suite ;;
   corpus) run_corpus ;;
   regions) run_regions ;;
+  regions_kb) run_regions_kb ;;
   baseline) run_baseline ;;
   profiles) run_profiles ;;
   throughput) run_throughput ;;

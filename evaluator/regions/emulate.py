@@ -89,7 +89,7 @@ def run_emulation(spec: dict[str, Any], config: Any, result: Any) -> None:
     generator = torch.Generator().manual_seed(0)
     inputs = [torch.rand(t["shape"], generator=generator) * 2 - 1 for t in region["inputs"]]
     scalars = [float(v) if v is not None else 0.5 for _, v in region["scalars"]]
-    expected = _reference(region, inputs, scalars)
+    expected = region_reference(region, inputs, scalars)
     out = torch.full(region["output"]["shape"], float("nan"), dtype=torch.float32)
     args: list[Any] = [ctypes.c_void_p(t.data_ptr()) for t in inputs] + [ctypes.c_void_p(out.data_ptr())]
     args += [ctypes.c_float(v) for v in scalars] + [ctypes.c_int64(spec["count"])]
@@ -106,8 +106,11 @@ def run_emulation(spec: dict[str, Any], config: Any, result: Any) -> None:
     )
 
 
-def _reference(region: dict[str, Any], inputs: list[torch.Tensor], scalars: list[float]) -> torch.Tensor:
-    """The region's own PyTorch lines (framework-written, from the trace) on the same inputs."""
+def region_reference(
+    region: dict[str, Any], inputs: list[torch.Tensor], scalars: list[float]
+) -> torch.Tensor:
+    """The region's own PyTorch lines (framework-written, from the trace) on the same inputs; the GPU
+    host's per-region check uses them too (evaluator.phase_run)."""
     scope: dict[str, Any] = {"torch": torch}
     scope.update(zip([t["name"] for t in region["inputs"]], inputs, strict=True))
     scope.update(zip([s for s, _ in region["scalars"]], scalars, strict=True))

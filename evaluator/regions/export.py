@@ -15,6 +15,7 @@ import ast
 import hashlib
 import re
 import textwrap
+from typing import Any, Literal
 
 import torch
 
@@ -27,31 +28,32 @@ REGION_MODULE = "kg_region"
 THREADS = 256
 
 
-def export_program(problem: Problem, region: Region, contract: Contract, body: str) -> str:
-    """The whole candidate program (a fenced-free Python module defining ModelNew) for one region body."""
+Launcher = Literal["load_inline", "nvrtc"]
+LAUNCHERS: tuple[Launcher, ...] = ("load_inline", "nvrtc")
+
+
+def export_program(
+    problem: Problem, region: Region, contract: Contract, body: str, launcher: Launcher = "load_inline"
+) -> str:
+    """The whole candidate program (a fenced-free Python module defining ModelNew) for one region body.
+
+    `load_inline` gives the standalone KernelBench program any harness can judge (an nvcc build);
+    `nvrtc` gives the evaluator's region kind, which compiles in milliseconds (evaluator.regions.launch).
+    """
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"launcher must be one of {LAUNCHERS}, not {launcher!r}")
     traced = trace_problem(problem)
     launch = f"{contract.kernel_name}_launch"
     code = _spliced_forward(traced, region).replace(f"self.{REGION_MODULE}(", f"_kg_ext.{launch}(")
     forward = textwrap.indent(_indexed_children(code).strip("\n"), "    ")
-    cuda = _cuda_source(contract, body)
-    key = hashlib.sha256(cuda.encode()).hexdigest()[:12]
+    loader = _nvrtc_loader if launcher == "nvrtc" else _load_inline_loader
+    importing, loading = loader(region, contract, body)
     return f'''import torch
 import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
+{importing}
 
 {_reference_class(problem.source)}
-
-_KG_CUDA = r"""
-{cuda}"""
-
-_kg_ext = load_inline(
-    name="kg_{region.id}_{key}",
-    cpp_sources="{_declaration(contract)};",
-    cuda_sources=_KG_CUDA,
-    functions=["{launch}"],
-    extra_cuda_cflags=["-O3"],
-)
-
+{loading}
 
 class ModelNew(nn.Module):
     """The reference's graph with region {region.id} computed by the custom kernel."""
@@ -68,6 +70,58 @@ class ModelNew(nn.Module):
 
 {forward}
 '''
+
+
+def region_marker(region: Region, contract: Contract) -> dict[str, Any]:
+    """A job line's `region` for a program of the nvrtc launcher (evaluator.jobs): what the worker needs to
+    judge the kernel alone against the region's PyTorch lines."""
+    return {"id": region.id, "launch": f"{contract.kernel_name}_launch", "spec": region.to_dict()}
+
+
+def _load_inline_loader(region: Region, contract: Contract, body: str) -> tuple[str, str]:
+    """The import and the definitions of a load_inline extension with a framework-written host function."""
+    cuda = _cuda_source(contract, body)
+    key = hashlib.sha256(cuda.encode()).hexdigest()[:12]
+    return (
+        "from torch.utils.cpp_extension import load_inline",
+        f'''
+_KG_CUDA = r"""
+{cuda}"""
+
+_kg_ext = load_inline(
+    name="kg_{region.id}_{key}",
+    cpp_sources="{_declaration(contract)};",
+    cuda_sources=_KG_CUDA,
+    functions=["{contract.kernel_name}_launch"],
+    extra_cuda_cflags=["-O3"],
+)
+''',
+    )
+
+
+def _nvrtc_loader(region: Region, contract: Contract, body: str) -> tuple[str, str]:
+    """The import and the definitions of the kernel alone, compiled by NVRTC when the program loads."""
+    cuda = contract.assemble(body)
+    key = hashlib.sha256(cuda.encode()).hexdigest()[:12]
+    info = contract.launch
+    return (
+        "from evaluator.regions.launch import load_region_kernel",
+        f'''
+_KG_CUDA = r"""
+{cuda}"""
+
+_kg_ext = load_region_kernel(
+    name="kg_{region.id}_{key}",
+    source=_KG_CUDA,
+    kernel="{contract.kernel_name}",
+    launch="{contract.kernel_name}_launch",
+    n_inputs={len(info["inputs"])},
+    n_scalars={len(info["scalars"])},
+    output_shape={tuple(int(d) for d in info["output_shape"])!r},
+    count={int(info["count"])},
+)
+''',
+    )
 
 
 def _spliced_forward(traced: Traced, region: Region) -> str:
@@ -89,6 +143,9 @@ def _spliced_forward(traced: Traced, region: Region) -> str:
             if node.users:
                 raise RegionError(f"{region.id}: {node.name} is read outside the region")
             gm.graph.erase_node(node)
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "output"):
+            node.type = None  # fx renders annotations as its own globals (`_torch_Tensor_`), undefined here
     gm.graph.lint()
     gm.recompile()
     return gm.code

@@ -50,13 +50,15 @@ class Diagnostic(NamedTuple):
 
 @dataclass(frozen=True)
 class Compiled:
-    """The outcome of one NVRTC compile; `ptx` is empty when it failed."""
+    """The outcome of one NVRTC compile; `ptx` is empty when it failed. `cubin` is the machine code for a
+    real architecture (`sm_XX`), which the driver loads without a JIT step; empty for virtual ones."""
 
     ok: bool
     log: str
     ptx: str
     seconds: float
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    cubin: bytes = b""
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -160,6 +162,14 @@ def _read(lib: ctypes.CDLL, prog: ctypes.c_void_p, size_fn: str, get_fn: str) ->
     return buf.value.decode(errors="replace")
 
 
+def _read_bytes(lib: ctypes.CDLL, prog: ctypes.c_void_p, size_fn: str, get_fn: str) -> bytes:
+    size = ctypes.c_size_t()
+    _check(lib, getattr(lib, size_fn)(prog, ctypes.byref(size)), size_fn)
+    buf = ctypes.create_string_buffer(size.value)
+    _check(lib, getattr(lib, get_fn)(prog, buf), get_fn)
+    return buf.raw
+
+
 def compile_kernel(
     source: str, name: str = "kernel.cu", arch: str = "sm_90", options: list[str] | None = None
 ) -> Compiled:
@@ -176,12 +186,13 @@ def compile_kernel(
         log = _read(lib, prog, "nvrtcGetProgramLogSize", "nvrtcGetProgramLog")
         ok = result == NVRTC_SUCCESS
         ptx = _read(lib, prog, "nvrtcGetPTXSize", "nvrtcGetPTX") if ok else ""
+        cubin = _read_bytes(lib, prog, "nvrtcGetCUBINSize", "nvrtcGetCUBIN") if ok and "sm_" in arch else b""
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
     seconds = time.perf_counter() - start
     if not ok and not log.strip():
         log = f"nvrtc: error: {lib.nvrtcGetErrorString(result).decode()}"
-    return Compiled(ok, log, ptx, seconds, parse_log(log))
+    return Compiled(ok, log, ptx, seconds, parse_log(log), cubin)
 
 
 def annotate(source: str, compiled: Compiled, limit: int = 3) -> str:

@@ -66,3 +66,15 @@ def test_job_files_report_bad_lines_and_keep_the_good(tmp_path: Path) -> None:
     assert [j.job_id for j in jobs] == ["a", "d"] and jobs[1].config.atol == 0.5
     assert [e.split(":")[0] for e in errors] == ["line 2", "line 3", "line 4", "line 5"]
     assert "duplicate job_id" in errors[0] and "code must be" in errors[1]
+
+
+def test_a_region_candidate_keeps_its_region_through_the_codec(tmp_path: Path) -> None:
+    region = {"id": "r1", "launch": "region_r1_launch", "spec": {"inputs": [], "steps": []}}
+    line = job_line("r", TASK, ANSWER, code=PROGRAM, extracted=True, region=region)
+    assert json.loads(json.dumps(line))["region"] == region
+    assert job_from_line(line, EvalConfig()).region == region
+    assert job_from_line(job_line("p", TASK, ANSWER), EvalConfig()).region is None
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(job_line("b", TASK, ANSWER) | {"region": {"id": "r1"}}) + "\n")
+    jobs, errors = parse_jobs(bad, EvalConfig())
+    assert jobs == [] and "region must be an object with id, launch and spec" in errors[0]

@@ -79,3 +79,13 @@ def test_stage_limits_scale_with_the_reference_and_reach_the_parent(tmp_path: Pa
     watch.poll(200.0)
     assert watch.stage == "reference_compile" and watch.deadline == math.inf
     assert json.loads((tmp_path / STAGE_LIMIT_FILE).read_text())["seq"] == 3
+
+
+def test_the_share_floor_judges_programs_not_region_candidates() -> None:
+    """A region's share of the forward is the framework's choice (the ambition), not the kernel's: region
+    candidates are judged on the work rules and the region check instead, programs keep the floor."""
+    from evaluator.phase_run import _share_floor_applies
+
+    assert _share_floor_applies({"candidate": "..."})
+    assert _share_floor_applies({"candidate": "...", "region": None})
+    assert not _share_floor_applies({"candidate": "...", "region": {"id": "r1", "launch": "l", "spec": {}}})

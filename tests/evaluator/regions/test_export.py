@@ -89,23 +89,92 @@ BODIES = {
 }
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("case", sorted(BODIES))
-def test_exported_region_kernels_are_strictly_correct_on_the_gpu(
-    kernelbench_dir: Path, case: str, eval_cache: Path
-) -> None:
-    """Hand-written bodies through the whole export, judged by the evaluator at KernelBench's sizes."""
-    from evaluator.api import evaluate
-    from evaluator.config import EvalConfig
+def _region_job(kernelbench_dir: Path, case: str, body: str, launcher: str) -> Any:
+    from evaluator.jobs import Job
+    from evaluator.regions.export import region_marker
 
     problem = load_problem(kernelbench_dir / case)
     (region,) = offer(partition(trace_problem(problem)), "conservative")
     contract = render(region)
-    source = export_program(problem, region, contract, BODIES[case])
+    source = export_program(problem, region, contract, body, launcher)  # type: ignore[arg-type]
+    marker = region_marker(region, contract) if launcher == "nvrtc" else None
+    return Job(f"{case}:{launcher}", problem, source, code=source, extracted=True, region=marker)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("launcher", ["load_inline", "nvrtc"])
+@pytest.mark.parametrize("case", sorted(BODIES))
+def test_exported_region_kernels_are_strictly_correct_on_the_gpu(
+    kernelbench_dir: Path, case: str, launcher: str, eval_cache: Path
+) -> None:
+    """Hand-written bodies through the whole export, judged by the evaluator at KernelBench's sizes: the
+    KernelBench program (an nvcc build) and the region kind (NVRTC, with the per-region check)."""
+    from evaluator.api import evaluate_many
+    from evaluator.config import EvalConfig
+
+    job = _region_job(kernelbench_dir, case, BODIES[case], launcher)
     config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=20)
-    verdict = evaluate(problem, f"```python\n{source}```", config)
+    (verdict,) = evaluate_many([job], config)
     assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
     assert verdict["evidence"]["custom"]["replaced"]
+    if launcher == "nvrtc":
+        assert [b.get("kind") for b in verdict["evidence"]["builds"]] == ["nvrtc"]
+        assert verdict["evidence"]["region"]["verdict"] == "correct", verdict["evidence"]["region"]
+
+
+@pytest.mark.gpu
+def test_a_wrong_region_kernel_is_named_with_its_first_wrong_element(
+    kernelbench_dir: Path, eval_cache: Path
+) -> None:
+    """Softmax without its max shift's partner: the region check names the element, expected and got."""
+    from evaluator.api import evaluate_many
+    from evaluator.config import EvalConfig
+
+    case = "level2/6_Conv3d_Softmax_MaxPool_MaxPool.py"
+    body = BODIES[case].replace("/ s;", "/ (s + 1.0f);")
+    job = _region_job(kernelbench_dir, case, body, "nvrtc")
+    config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=5)
+    (verdict,) = evaluate_many([job], config)
+    assert verdict["verdict"] == "wrong_output"
+    region = verdict["evidence"]["region"]
+    assert region["verdict"] == "wrong_output" and region["reason"] == "values"
+    assert len(region["first_mismatch_index"]) == len(job.region["spec"]["output"]["shape"])
+    assert region["first_mismatch"]["expected"] != region["first_mismatch"]["got"]
+
+
+@pytest.mark.parametrize("case", sorted(BODIES))
+def test_the_region_kind_program_compiles_with_nvrtc_in_the_build_phase(
+    kernelbench_dir: Path, case: str, tmp_path: Path
+) -> None:
+    """The region kind's program on this CPU host: static checks accept it, the evaluator's build worker
+    compiles its kernel with the real NVRTC (recorded as an nvrtc build) and the module loads."""
+    from evaluator import api, sandbox
+    from evaluator.config import EvalConfig
+
+    job = _region_job(kernelbench_dir, case, BODIES[case], "nvrtc")
+    assert not static_checks.rejected(static_checks.check_candidate(job.code, job.problem.source))
+    config = EvalConfig(backend="cpu", cache_dir=str(tmp_path))
+    state = api._State(job, config, workers=sandbox.WorkerGroup())
+    assert api._prepare(state) is None
+    built = state.build.result
+    assert built["build_error"] is None and built["module_error"] is None, built
+    assert [(b["kind"], b["ok"]) for b in built["builds"]] == [("nvrtc", True)]
+    assert built["kernel_names"] == [
+        render(offer(partition(trace_problem(job.problem)), "conservative")[0]).kernel_name
+    ]
+
+
+def test_a_region_kernel_that_does_not_compile_is_a_compile_error_with_the_nvrtc_log(
+    kernelbench_dir: Path, tmp_path: Path
+) -> None:
+    from evaluator.api import evaluate_many
+    from evaluator.config import EvalConfig
+
+    case = "level1/5_Matrix_scalar_multiplication.py"
+    job = _region_job(kernelbench_dir, case, "float t1 = A * undefined_scale;", "nvrtc")
+    (verdict,) = evaluate_many([job], EvalConfig(backend="cpu", cache_dir=str(tmp_path)))
+    assert verdict["verdict"] == "compile_error"
+    assert 'identifier "undefined_scale" is undefined' in verdict["log_tail"]
 
 
 @pytest.mark.parametrize("case", sorted(BODIES))

@@ -1,0 +1,176 @@
+"""The region kind's launcher: a region kernel compiled by NVRTC, loaded by the CUDA driver, launched
+through ctypes on torch's current stream.
+
+No torch extension build (about 50 s of nvcc and a C++ link per candidate): NVRTC compiles a region kernel
+in tens of milliseconds and the driver loads its cubin at once. `torch.cuda._compile_kernel` would do
+the same, but it passes Python ints as 32-bit and floats as double, and the framework's signature takes
+float32 scalars and an int64 count; so the arguments are marshalled here, in the signature's own order:
+input pointers, the output pointer, float scalars, the element count.
+
+Only framework-written programs call this (evaluator.regions.export with the nvrtc launcher); the model's
+code is the kernel body, which runs on the GPU inside the evaluator's worker like any candidate.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from evaluator.regions import nvrtc
+
+THREADS = 256
+MAX_BLOCKS = 1 << 20  # the kernels stride over the grid, so a capped grid still covers every element
+CUDA_SUCCESS = 0
+
+
+class RegionCompileError(RuntimeError):
+    """NVRTC refused the kernel; the message is the compiler's log, as a build error would be."""
+
+
+class RegionKernel:
+    """One compiled region kernel; calling it with the region's tensors and scalars returns the output."""
+
+    def __init__(
+        self,
+        source: str,
+        kernel: str,
+        n_inputs: int,
+        n_scalars: int,
+        output_shape: Sequence[int],
+        count: int,
+    ) -> None:
+        self.kernel = kernel
+        self.n_inputs, self.n_scalars = n_inputs, n_scalars
+        self.output_shape = tuple(int(d) for d in output_shape)
+        self.count = int(count)
+        self.compiled = nvrtc.compile_kernel(source, f"{kernel}.cu", arch=_arch())
+        if not self.compiled.ok:
+            raise RegionCompileError(f"NVRTC could not compile {kernel}:\n{self.compiled.log}")
+        self._function: ctypes.c_void_p | None = None
+        if torch.cuda.is_available():  # the build phase hides the GPU: compiling is all it checks
+            _driver()
+
+    def __call__(self, *args: Any) -> torch.Tensor:
+        if len(args) != self.n_inputs + self.n_scalars:
+            raise TypeError(f"{self.kernel} takes {self.n_inputs} tensors and {self.n_scalars} scalars")
+        tensors = [_float_cuda(t, self.kernel, i).contiguous() for i, t in enumerate(args[: self.n_inputs])]
+        device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
+        out = torch.empty(self.output_shape, dtype=torch.float32, device=device)
+        if self.count == 0:
+            return out
+        values: list[Any] = [ctypes.c_void_p(t.data_ptr()) for t in (*tensors, out)]
+        values += [ctypes.c_float(float(s)) for s in args[self.n_inputs :]]
+        values.append(ctypes.c_int64(self.count))
+        params = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
+        blocks = min((self.count + THREADS - 1) // THREADS, MAX_BLOCKS)
+        stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)
+        driver = _driver()
+        with torch.cuda.device(device):
+            _check(driver, driver.cuCtxSetCurrent(_context(device.index)), "cuCtxSetCurrent")
+            function = self._load(device.index)
+            launch_args = (blocks, 1, 1, THREADS, 1, 1, 0, stream, ctypes.cast(params, ctypes.c_void_p), None)
+            result = driver.cuLaunchKernel(function, *launch_args)
+        _check(driver, result, f"launching {self.kernel}")
+        return out
+
+    def _load(self, index: int) -> ctypes.c_void_p:
+        """The kernel's function handle, loaded once, in the device's primary context (torch's own)."""
+        if self._function is None:
+            driver = _driver()
+            module = ctypes.c_void_p()
+            image = self.compiled.cubin or self.compiled.ptx.encode() + b"\0"
+            _check(driver, driver.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
+            function = ctypes.c_void_p()
+            _check(
+                driver,
+                driver.cuModuleGetFunction(ctypes.byref(function), module, self.kernel.encode()),
+                f"finding {self.kernel} in the module",
+            )
+            self._function = function
+        return self._function
+
+
+def load_region_kernel(
+    name: str,
+    source: str,
+    kernel: str,
+    launch: str,
+    n_inputs: int,
+    n_scalars: int,
+    output_shape: Sequence[int],
+    count: int,
+) -> Any:
+    """An extension-like object whose attribute `launch` runs the kernel: the evaluator's build cache
+    wraps it as it wraps a load_inline module (counting calls, skip trials), whatever `name` it has."""
+    module = type(name, (), {})()
+    setattr(module, launch, RegionKernel(source, kernel, n_inputs, n_scalars, output_shape, count))
+    return module
+
+
+def _arch() -> str:
+    """The device's own architecture; on a host without one (the build phase hides the GPU), the first
+    of TORCH_CUDA_ARCH_LIST, which the evaluator sets for builds."""
+    if torch.cuda.is_available():
+        major, minor = torch.cuda.get_device_capability()
+        return f"sm_{major}{minor}"
+    found = re.match(r"\s*(\d+)\.(\d+)", os.environ.get("TORCH_CUDA_ARCH_LIST", ""))
+    return f"sm_{found[1]}{found[2]}" if found else "sm_90"
+
+
+def _float_cuda(value: Any, kernel: str, index: int) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor) or not value.is_cuda or value.dtype != torch.float32:
+        raise TypeError(f"{kernel}: input {index} must be a float32 CUDA tensor, got {value!r:.80}")
+    return value
+
+
+_DRIVER_FUNCTIONS = (
+    "cuCtxSetCurrent",
+    "cuDeviceGet",
+    "cuDevicePrimaryCtxRetain",
+    "cuGetErrorString",
+    "cuLaunchKernel",
+    "cuModuleGetFunction",
+    "cuModuleLoadData",
+)
+
+
+@functools.cache
+def _driver() -> ctypes.CDLL:
+    """libcuda with every function this module calls looked up now: while a candidate runs, the
+    evaluator's sandbox refuses new dlopen/dlsym, so none may happen at launch time."""
+    driver = ctypes.CDLL("libcuda.so.1")
+    for name in _DRIVER_FUNCTIONS:
+        getattr(driver, name)
+    driver.cuLaunchKernel.argtypes = [
+        ctypes.c_void_p,
+        *([ctypes.c_uint] * 7),
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+    ]
+    driver.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    return driver
+
+
+@functools.cache
+def _context(index: int) -> ctypes.c_void_p:
+    """The device's primary context, the one torch's runtime calls use (so pointers and streams match)."""
+    torch.cuda.init()
+    driver = _driver()
+    device, context = ctypes.c_int(), ctypes.c_void_p()
+    _check(driver, driver.cuDeviceGet(ctypes.byref(device), index), "cuDeviceGet")
+    _check(driver, driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device), "cuDevicePrimaryCtxRetain")
+    return context
+
+
+def _check(driver: ctypes.CDLL, result: int, what: str) -> None:
+    if result != CUDA_SUCCESS:
+        text = ctypes.c_char_p()
+        driver.cuGetErrorString(result, ctypes.byref(text))
+        raise RuntimeError(f"{what} failed: CUDA error {result} ({(text.value or b'?').decode()})")
