@@ -9,7 +9,7 @@ CPU on the problem shrunk (n = 1 and best-of-n), tokens and seconds per sample. 
 the GPU host; the samples file keeps every body for it.
 
     python -m benchmarks.regions generate [--samples 4]   # resumable, into benchmarks/results/regions/
-    python -m benchmarks.regions jobs --jobs JOBS.jsonl   # every sample exported as a KernelBench program
+    python -m benchmarks.regions jobs --jobs JOBS.jsonl [--launcher nvrtc|load_inline]   # one job a sample
     python -m evaluator run JOBS.jsonl --out VERDICTS.jsonl   # on the GPU host (scripts/gpu_suite.sh regions)
     python -m benchmarks.regions report [--verdicts VERDICTS.jsonl]   # benchmarks/results/regions.json + .png
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import sys
 import time
@@ -112,23 +113,33 @@ def generate(kernelbench: Path, out: Path, samples: int) -> int:
     return 0
 
 
-def write_jobs(kernelbench: Path, out: Path, jobs_path: Path) -> int:
-    """Each sample's kernel exported as a standalone program, one evaluator job line per sample (samples
-    that failed the local checks too: they count as failures only once a GPU says so)."""
+def write_jobs(
+    kernelbench: Path, out: Path, jobs_path: Path, launcher: str = "nvrtc", greedy_only: bool = False
+) -> int:
+    """Each sample's kernel as a program, one evaluator job line per sample (samples that failed the local
+    checks too: they count as failures only once a GPU says so). `nvrtc`: the evaluator's region kind
+    (with the per-region check); `load_inline`: the standalone KernelBench program any harness can judge."""
     from evaluator.jobs import job_line
     from evaluator.problem import load_problems
-    from evaluator.regions.export import export_program
+    from evaluator.regions.export import export_program, region_marker
 
     problems = {p.key: p for p in load_problems(kernelbench)}
     lines = []
     for row in _read(out / "samples.jsonl"):
-        if not row.get("contract"):
+        if not row.get("contract") or (greedy_only and row["sample"] != 0):
             continue
         problem = problems[row["problem"]]
         region, contract = offered_contract(problem)
-        program = export_program(problem, region, contract, row["body"])
+        program = export_program(problem, region, contract, row["body"], launcher)  # type: ignore[arg-type]
         lines.append(
-            job_line(_job_id(row), problem, f"```python\n{program}```", code=program, extracted=True)
+            job_line(
+                _job_id(row),
+                problem,
+                f"```python\n{program}```",
+                code=program,
+                extracted=True,
+                region=region_marker(region, contract) if launcher == "nvrtc" else None,
+            )
         )
     jobs_path.parent.mkdir(parents=True, exist_ok=True)
     jobs_path.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -141,10 +152,14 @@ def _job_id(row: dict[str, Any]) -> str:
 
 
 def summarise(
-    rows: list[dict[str, Any]], verdicts: dict[str, dict[str, Any]] | None = None
+    rows: list[dict[str, Any]],
+    verdicts: dict[str, dict[str, Any]] | None = None,
+    exported: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Per level and overall: contracts, local pass at n = 1 and best-of-n, tokens and seconds; with the
-    GPU host's verdicts, strict correct at n = 1 and best-of-n too."""
+    GPU host's verdicts of the region kind, strict and KernelBench-compatible correct at n = 1 and
+    best-of-n, the per-region check, faster than eager and the geometric-mean speedups of the greedy
+    correct kernels; with `exported` (the same kernels as KernelBench programs), their strict count."""
     by_problem: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_problem.setdefault(r["problem"], []).append(r)
@@ -161,9 +176,17 @@ def summarise(
                     "samples": 0,
                     "emulated_n1": 0,
                     "emulated_any": 0,
-                    "judged": 0,
+                    "judged_n1": 0,  # problems whose greedy sample has a GPU verdict
+                    "judged_all": 0,  # problems all of whose samples have one (best-of-n counts these)
                     "strict_n1": 0,
                     "strict_any": 0,
+                    "kernelbench_n1": 0,
+                    "region_check_n1": 0,
+                    "fast_n1": 0,
+                    "speedups_eager": [],
+                    "speedups_compile": [],
+                    "exported_judged": 0,
+                    "exported_strict_n1": 0,
                     "tokens": 0,
                     "seconds": 0.0,
                     "answers": 0,
@@ -184,27 +207,55 @@ def summarise(
             g["seconds"] += sum(s["seconds"] for s in written)
             g["answers"] += sum(s["rounds"] for s in written)
             judged = [(verdicts or {}).get(_job_id(s)) for s in written]
-            if all(judged) and judged:
-                g["judged"] += 1
-                g["strict_n1"] += bool(greedy and (verdicts or {})[_job_id(greedy)].get("correct_strict"))
+            first = (verdicts or {}).get(_job_id(greedy)) if greedy else None
+            if first:
+                g["judged_n1"] += 1
+                _count_greedy(g, first)
+            if all(judged):
+                g["judged_all"] += 1
                 g["strict_any"] += any(v.get("correct_strict") for v in judged if v)
+            if greedy and (exported or {}).get(_job_id(greedy)):
+                g["exported_judged"] += 1
+                g["exported_strict_n1"] += bool(exported[_job_id(greedy)].get("correct_strict"))  # type: ignore[index]
     for g in levels.values():
         n = max(g["samples"], 1)
         g.update(
             tokens_per_sample=round(g.pop("tokens") / n, 1),
             seconds_per_sample=round(g.pop("seconds") / n, 1),
             answers_per_sample=round(g.pop("answers") / n, 2),
+            geomean_speedup_eager=_geomean(g.pop("speedups_eager")),
+            geomean_speedup_compile=_geomean(g.pop("speedups_compile")),
         )
     return levels
 
 
-def report(out: Path, results: Path, verdicts_path: Path | None = None) -> int:
+def _count_greedy(g: dict[str, Any], verdict: dict[str, Any]) -> None:
+    """The greedy sample's GPU facts: what n = 1 means."""
+    strict = bool(verdict.get("correct_strict"))
+    g["strict_n1"] += strict
+    g["kernelbench_n1"] += bool(verdict.get("correct_kernelbench"))
+    g["region_check_n1"] += ((verdict.get("evidence") or {}).get("region") or {}).get("verdict") == "correct"
+    if strict and verdict.get("speedup_eager"):
+        g["fast_n1"] += verdict["speedup_eager"] > 1.0
+        g["speedups_eager"].append(verdict["speedup_eager"])
+    if strict and verdict.get("speedup_compile"):
+        g["speedups_compile"].append(verdict["speedup_compile"])
+
+
+def _geomean(values: list[float]) -> float | None:
+    return round(math.exp(sum(math.log(v) for v in values) / len(values)), 3) if values else None
+
+
+def report(
+    out: Path, results: Path, verdicts_path: Path | None = None, exported_path: Path | None = None
+) -> int:
     rows = _read(out / "samples.jsonl")
     if not rows:
         print(f"no samples under {out} yet", file=sys.stderr)
         return 1
     verdicts = {v["job_id"]: v for v in _read(verdicts_path)} if verdicts_path else None
-    levels = summarise(rows, verdicts)
+    exported = {v["job_id"]: v for v in _read(exported_path)} if exported_path else None
+    levels = summarise(rows, verdicts, exported)
     failures = [
         {
             "problem": r["problem"],
@@ -213,11 +264,12 @@ def report(out: Path, results: Path, verdicts_path: Path | None = None) -> int:
         for r in rows
         if not r.get("contract") or (r["sample"] == 0 and not (r["ok"] and r.get("emulated")))
     ]
-    judged = bool(verdicts) and levels["all"]["judged"] > 0
+    judged = bool(verdicts) and levels["all"]["judged_n1"] > 0
     summary = {
         "what": "one conservative region per shared problem, written by the embedded model: local checks "
         "(lint + NVRTC) and values from a CPU emulation of the kernel on the problem shrunk, here; strict "
-        "verdicts from the GPU host's evaluator on the exported programs"
+        "verdicts from the GPU host's evaluator on the region kind (NVRTC), and on the same kernels "
+        "exported as KernelBench programs (load_inline) where `exported` is given"
         + ("" if judged else " (not judged yet: strict_gpu is null)"),
         "machine": f"{platform.node()} ({platform.machine()}), CPU only",
         "model": _model_name(),
@@ -225,6 +277,7 @@ def report(out: Path, results: Path, verdicts_path: Path | None = None) -> int:
         "levels": levels,
         "failures_at_n1": failures,
         "strict_gpu": _gpu_facts(verdicts) if judged else None,
+        "greedy": _greedy_table(rows, verdicts, exported) if judged else None,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     results.mkdir(parents=True, exist_ok=True)
@@ -232,6 +285,30 @@ def report(out: Path, results: Path, verdicts_path: Path | None = None) -> int:
     _plot(levels, results / "regions.png")
     print(json.dumps(levels, indent=1))
     return 0
+
+
+def _greedy_table(
+    rows: list[dict[str, Any]],
+    verdicts: dict[str, dict[str, Any]] | None,
+    exported: dict[str, dict[str, Any]] | None,
+) -> dict[str, dict[str, Any]]:
+    """Per problem, what the GPU said of the greedy kernel (null: not judged): n = 1 at a glance."""
+    table = {}
+    for r in sorted(rows, key=lambda r: r["problem"]):
+        if r["sample"] != 0 or not r.get("contract"):
+            continue
+        v = (verdicts or {}).get(_job_id(r))
+        e = (exported or {}).get(_job_id(r))
+        table[r["problem"]] = {
+            "region_kind": v and v["verdict"],
+            "kernelbench": v and v["verdict_kernelbench"],
+            "region_check": v and ((v.get("evidence") or {}).get("region") or {}).get("verdict"),
+            "strict_failures": v and (v.get("evidence") or {}).get("strict_failures"),
+            "speedup_eager": v and v.get("speedup_eager") and round(v["speedup_eager"], 3),
+            "custom_kernel_share": v and v.get("custom_kernel_share"),
+            "exported": e and e["verdict"],
+        }
+    return table
 
 
 def _gpu_facts(verdicts: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -265,7 +342,7 @@ def _plot(levels: dict[str, Any], path: Path) -> None:
         ("emulated_n1", "right values, CPU emulation, n = 1"),
         ("emulated_any", "right values, CPU emulation, best-of-n"),
     ]
-    judged = levels["all"]["judged"] > 0
+    judged = levels["all"]["judged_n1"] > 0
     if judged:
         series += [
             ("strict_n1", "strictly correct on the GPU, n = 1"),
@@ -330,15 +407,20 @@ def main(argv: list[str] | None = None) -> int:
     j = sub.add_parser("jobs")
     j.add_argument("--kernelbench", type=Path, default=KERNELBENCH)
     j.add_argument("--jobs", type=Path, required=True)
+    j.add_argument("--launcher", choices=("nvrtc", "load_inline"), default="nvrtc")
+    j.add_argument("--greedy-only", action="store_true", help="only sample 0 of each problem (n = 1)")
     r = sub.add_parser("report")
     r.add_argument("--results", type=Path, default=RESULTS)
     r.add_argument("--verdicts", type=Path, default=None, help="the GPU host's verdicts of `jobs`")
+    r.add_argument(
+        "--exported", type=Path, default=None, help="verdicts of `jobs --launcher load_inline` (optional)"
+    )
     args = parser.parse_args(argv)
     if args.cmd == "generate":
         return generate(args.kernelbench, args.out, args.samples)
     if args.cmd == "jobs":
-        return write_jobs(args.kernelbench, args.out, args.jobs)
-    return report(args.out, args.results, args.verdicts)
+        return write_jobs(args.kernelbench, args.out, args.jobs, args.launcher, args.greedy_only)
+    return report(args.out, args.results, args.verdicts, args.exported)
 
 
 if __name__ == "__main__":

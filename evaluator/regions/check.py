@@ -13,6 +13,13 @@ from evaluator.regions.lint import lint_body, lint_source
 from evaluator.regions.nvrtc import annotate, compile_kernel
 
 _TORCH_HELPER = re.compile(r"\btorch\.(?:nn\.functional\.)?(\w+)\(")  # torch.tanh( -> kg_tanh(
+# std::expf( -> expf(, std::max( -> kg_max(: device code has the C names, and no <cmath> or <algorithm>
+# (libstdc++ has no std::expf either); the 1.5B model writes them in one reply in thirty.
+_STD_MATH = re.compile(r"\bstd::(\w+)\(")
+_C_MATH = frozenset(
+    "expf logf sqrtf rsqrtf tanhf fabsf fmaxf fminf powf erff log1pf expm1f sinf cosf floorf ceilf roundf "
+    "exp2f log2f".split()
+)
 _STEP_ASSIGN = re.compile(r"^(\s*)(t\d+)\s*=[^=]")
 _STEP_DECL = re.compile(r"\b(?:float|auto|double)\s+(t\d+)\b")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -35,7 +42,8 @@ def extract_body(text: str, contract: Contract) -> str:
     """The lines the model meant as the body: the last fenced block (or the whole answer), without the
     lines it repeated from the framework's head and tail (the 1.5B model often copies given lines, and a
     repeated declaration would not compile), with `torch.tanh(` read as the prelude's `kg_tanh(` where
-    that helper exists (the step comments show PyTorch names) and a missing `float` on a step added."""
+    that helper exists (the step comments show PyTorch names), `std::expf(` as `expf(`, and a missing
+    `float` on a step added."""
     blocks = _FENCE.findall(text or "")
     code = blocks[-1][1] if blocks else (text or "")
     given = {
@@ -49,11 +57,15 @@ def extract_body(text: str, contract: Contract) -> str:
     while lines and not lines[0].strip():
         lines.pop(0)
     body = "\n".join(line.rstrip() for line in lines)
-    return _declare_steps(
-        _TORCH_HELPER.sub(
-            lambda m: f"kg_{m.group(1)}(" if f"kg_{m.group(1)}" in HELPERS else m.group(0), body
-        )
-    )
+    body = _TORCH_HELPER.sub(lambda m: _helper(m) or m.group(0), body)
+    body = _STD_MATH.sub(lambda m: f"{m[1]}(" if m[1] in _C_MATH else _helper(m) or m[0], body)
+    return _declare_steps(body)
+
+
+def _helper(match: re.Match[str]) -> str | None:
+    """`kg_NAME(` where the prelude defines that helper."""
+    name = f"kg_{match.group(1)}"
+    return f"{name}(" if name in HELPERS else None
 
 
 def _declare_steps(body: str) -> str:

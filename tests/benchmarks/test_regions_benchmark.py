@@ -58,6 +58,8 @@ def test_generate_is_resumable_and_the_report_counts_local_passes(
     assert len(jobs) == 2 and all(
         "class ModelNew" in j["code"] and j["candidate"].startswith("```") for j in jobs
     )
+    # the region kind by default: the NVRTC loader, and the region the worker checks the kernel against
+    assert all("load_region_kernel(" in j["code"] and j["region"]["spec"]["steps"] for j in jobs)
     # the GPU host's verdicts, as `python -m evaluator run` writes them, complete the table
     good_id = next(j["job_id"] for j in jobs if "Matrix_scalar" in j["job_id"])
     verdicts = [
@@ -73,5 +75,8 @@ def test_generate_is_resumable_and_the_report_counts_local_passes(
     (tmp_path / "verdicts.jsonl").write_text("".join(json.dumps(v) + "\n" for v in verdicts))
     assert bench.report(tmp_path / "runs", tmp_path / "results", tmp_path / "verdicts.jsonl") == 0
     judged = json.loads((tmp_path / "results" / "regions.json").read_text())
-    assert (judged["levels"]["all"]["judged"], judged["levels"]["all"]["strict_n1"]) == (2, 1)
+    assert (judged["levels"]["all"]["judged_n1"], judged["levels"]["all"]["strict_n1"]) == (2, 1)
     assert judged["strict_gpu"]["speedup_eager_of_correct"] == [0.9]
+    assert judged["levels"]["all"]["geomean_speedup_eager"] == 0.9
+    scalar = next(k for k in judged["greedy"] if "Matrix_scalar" in k)
+    assert judged["greedy"][scalar]["region_kind"] == "correct"

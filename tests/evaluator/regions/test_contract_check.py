@@ -160,3 +160,14 @@ def test_pytorch_names_of_prelude_helpers_are_read_as_the_helpers() -> None:
     assert {"kg_tanh", "kg_exp", "kg_max", "kg_gelu"} <= set(HELPERS)  # every helper the prelude defines
     unknown = "float t6 = torch.nn.functional.conv2d(t5);"  # no such helper: left for the lint to name
     assert extract_body(unknown, contract) == unknown
+
+
+def test_std_names_of_math_functions_are_read_as_device_functions() -> None:
+    """NVRTC has neither <cmath> nor <algorithm>; l2_p6's greedy softmax failed on nothing else."""
+    contract = render(_map_region())
+    answer = MAP_BODY.replace("float t5 = t4 / 2.0f;", "float t5 = std::expf(std::max(t4, 0.0f));")
+    body = extract_body(answer, contract)
+    assert "float t5 = expf(kg_max(t4, 0.0f));" in body
+    assert check(contract, body).ok
+    kept = "float t6 = std::vector<float>(t5);"  # not math: left for the lint to name
+    assert extract_body(kept, contract) == kept
