@@ -30,7 +30,10 @@
 #   .venv/bin/python -m benchmarks.regions jobs --launcher load_inline --greedy-only --jobs .device/regions/jobs_kb.jsonl
 #   KG_REGION_KB_JOBS=.device/regions/jobs_kb.jsonl scripts/gpu_suite.sh regions_kb
 #     -> $OUT/region_kb_verdicts.jsonl
-# then here: python -m benchmarks.regions report --verdicts region_verdicts.jsonl
+# to judge jobs a batch did not reach (no throughput figure; resumable, like `paper`):
+#   python3 -m evaluator run JOBS.jsonl --out $OUT/more_verdicts.jsonl \
+#     --config '{"reference_compile": "baseline", "baseline_file": "benchmarks/baselines/h200.json"}'
+# then here: python -m benchmarks.regions report --verdicts region_verdicts.jsonl [--exported FILE]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-out/gpu_suite}"
