@@ -121,7 +121,7 @@ def write_jobs(
     (with the per-region check); `load_inline`: the standalone KernelBench program any harness can judge."""
     from evaluator.jobs import job_line
     from evaluator.problem import load_problems
-    from evaluator.regions.export import export_program, region_marker
+    from evaluator.regions.export import Written, export_program, region_markers
 
     problems = {p.key: p for p in load_problems(kernelbench)}
     lines = []
@@ -130,7 +130,8 @@ def write_jobs(
             continue
         problem = problems[row["problem"]]
         region, contract = offered_contract(problem)
-        program = export_program(problem, region, contract, row["body"], launcher)  # type: ignore[arg-type]
+        written = [Written(region, contract, row["body"])]
+        program = export_program(problem, written, launcher)  # type: ignore[arg-type]
         lines.append(
             job_line(
                 _job_id(row),
@@ -138,7 +139,7 @@ def write_jobs(
                 f"```python\n{program}```",
                 code=program,
                 extracted=True,
-                region=region_marker(region, contract) if launcher == "nvrtc" else None,
+                regions=region_markers(written) if launcher == "nvrtc" else None,
             )
         )
     jobs_path.parent.mkdir(parents=True, exist_ok=True)
@@ -234,12 +235,18 @@ def _count_greedy(g: dict[str, Any], verdict: dict[str, Any]) -> None:
     strict = bool(verdict.get("correct_strict"))
     g["strict_n1"] += strict
     g["kernelbench_n1"] += bool(verdict.get("correct_kernelbench"))
-    g["region_check_n1"] += ((verdict.get("evidence") or {}).get("region") or {}).get("verdict") == "correct"
+    g["region_check_n1"] += _region_checks(verdict) == "correct"
     if strict and verdict.get("speedup_eager"):
         g["fast_n1"] += verdict["speedup_eager"] > 1.0
         g["speedups_eager"].append(verdict["speedup_eager"])
     if strict and verdict.get("speedup_compile"):
         g["speedups_compile"].append(verdict["speedup_compile"])
+
+
+def _region_checks(verdict: dict[str, Any]) -> str | None:
+    """"correct" when every region's own check passed, else the first other verdict (None: none ran)."""
+    checks = [r.get("verdict") for r in (verdict.get("evidence") or {}).get("regions") or []]
+    return next((c for c in checks if c != "correct"), "correct") if checks else None
 
 
 def _geomean(values: list[float]) -> float | None:
@@ -302,7 +309,7 @@ def _greedy_table(
         table[r["problem"]] = {
             "region_kind": v and v["verdict"],
             "kernelbench": v and v["verdict_kernelbench"],
-            "region_check": v and ((v.get("evidence") or {}).get("region") or {}).get("verdict"),
+            "region_check": v and _region_checks(v),
             "strict_failures": v and (v.get("evidence") or {}).get("strict_failures"),
             "speedup_eager": v and v.get("speedup_eager") and round(v["speedup_eager"], 3),
             "custom_kernel_share": v and v.get("custom_kernel_share"),

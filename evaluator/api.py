@@ -180,7 +180,7 @@ def _run(st: _State, slot: int) -> Verdict:
         "config": st.config.to_dict(),
         "arch": device.arch_list(st.config.backend),
         "baseline_entry": _baseline_entry(st),
-        "region": st.job.region,
+        "regions": st.job.regions,
     }
     payload["device_lock"] = str(_device_lock(st.config, slot))
     t = time.perf_counter()
@@ -206,8 +206,8 @@ def _run(st: _State, slot: int) -> Verdict:
         "builds": builds,
         "sandbox_refusals": r.get("sandbox_refusals"),
     }
-    if r.get("region") is not None:
-        evidence["region"] = r["region"]
+    if r.get("regions") is not None:
+        evidence["regions"] = r["regions"]
     if run.timed_out and r.get("stage") != "done":
         evidence.update(limit_s=run.limit_s, limit_stage=run.limit_stage)
         return _verdict(st, "timeout", evidence, run.log_tail)

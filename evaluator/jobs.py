@@ -1,13 +1,13 @@
 """Jobs: one candidate to judge against one problem, and the one codec for job lines (JSON).
 A job line is ``{"job_id", "problem": {"name", "level", "problem_id", "source"}, "candidate", "code"?,
-"config"?, "region"?}``. `candidate` is the model's raw answer. `code` is the program the generator already
+"config"?, "regions"?}``. `candidate` is the model's raw answer. `code` is the program the generator already
 extracted from it (null: it found none); when a line has no `code`, the evaluator extracts it here, so every
 candidate's code is extracted exactly once. `config` holds EvalConfig overrides, applied over the judging
 host's own configuration. The same lines serve job files for a GPU host, the evaluator tool's arguments and
-the graph's deferred interrupts. `region` marks a region candidate (a framework-written program around one
-model-written kernel, evaluator.regions.export): ``{"id", "launch", "spec"}``, the region as
-`Region.to_dict` gives it and the name of its launch function, so the worker can judge the kernel alone
-against the region's PyTorch lines as well as the whole program.
+the graph's deferred interrupts. `regions` marks a region candidate (a framework-written program around
+model-written kernels, evaluator.regions.export): one ``{"id", "module", "launch", "spec"}`` per region,
+the region as `Region.to_dict` gives it and where its kernel is called from, so the worker can judge each
+kernel alone against its region's PyTorch lines as well as the whole program.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Job:
     config: EvalConfig | None = None
     code: str | None = None
     extracted: bool = False
-    region: dict[str, Any] | None = None
+    regions: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not self.extracted:
@@ -47,10 +47,10 @@ def job_line(
     overrides: dict[str, Any] | None = None,
     code: str | None = None,
     extracted: bool = False,
-    region: dict[str, Any] | None = None,
+    regions: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A job line; pass `extracted=True` with the `code` the caller already pulled out of `candidate`,
-    and `region` for a region candidate."""
+    and `regions` for a region candidate."""
     line: dict[str, Any] = {
         "job_id": job_id,
         "problem": problem_to_dict(problem),
@@ -59,8 +59,8 @@ def job_line(
     }
     if extracted:
         line["code"] = code
-    if region is not None:
-        line["region"] = region
+    if regions is not None:
+        line["regions"] = regions
     return line
 
 
@@ -72,9 +72,13 @@ def job_from_line(data: dict[str, Any], base: EvalConfig) -> Job:
     if code is not None and not isinstance(code, str):
         raise TypeError("code must be a string or null")
     config = base.replace(**data["config"]) if data.get("config") else base
-    region = data.get("region")
-    if region is not None and not (isinstance(region, dict) and {"id", "launch", "spec"} <= set(region)):
-        raise TypeError("region must be an object with id, launch and spec")
+    regions = data.get("regions")
+    if regions is not None and not (
+        isinstance(regions, list)
+        and regions
+        and all(isinstance(r, dict) and {"id", "module", "launch", "spec"} <= set(r) for r in regions)
+    ):
+        raise TypeError("regions must be a non-empty list of objects with id, module, launch and spec")
     return Job(
         str(data["job_id"]),
         problem_from_dict(data["problem"]),
@@ -82,7 +86,7 @@ def job_from_line(data: dict[str, Any], base: EvalConfig) -> Job:
         config,
         code=code,
         extracted="code" in data,
-        region=region,
+        regions=regions,
     )
 
 

@@ -76,10 +76,10 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
             guard.Guard.active = False
 
     try:
-        if spec.get("region"):
-            result.update(stage="region")
-            limit.calls(2, "region")
-            result.update(region=_region_check(spec["region"], cand_mod, config, dev))
+        if spec.get("regions"):
+            result.update(stage="regions")
+            limit.calls(2 * len(spec["regions"]), "regions")
+            result.update(regions=[_region_check(r, cand_mod, config, dev) for r in spec["regions"]])
         _check_and_time(spec, config, result, recorder, dev, call_ref, call_cand, gen, ref, limit)
     except BaseException as exc:  # noqa: BLE001 - a crash mid-check is the candidate's runtime error
         return _fail(result, recorder, result.data.get("stage", "run"), exc)
@@ -104,13 +104,13 @@ def _share_floor_applies(spec: dict[str, Any]) -> bool:
     GEMMs is ~0.3%) says how ambitious that choice was, not whether the kernel does its work. That is judged
     directly: the region check (the kernel alone gives the region's output), the skip trial (the output
     needs it) and the reference work it replaces. The share is still measured and reported."""
-    return not spec.get("region")
+    return not spec.get("regions")
 
 
 def _region_check(region: dict[str, Any], cand_mod: Any, config: EvalConfig, dev: torch.device) -> dict:
-    """A region candidate's kernel alone against its region's PyTorch lines, on the real shapes and signed
-    inputs: feedback that names the region and the element (a multi-index, expected and got), which the
-    whole program's verdict cannot. Evidence only: the strict verdict stays the whole program's."""
+    """One kernel of a region candidate alone against its region's PyTorch lines, on the real shapes and
+    signed inputs: feedback that names the region and the element (a multi-index, expected and got), which
+    the whole program's verdict cannot. Evidence only: the strict verdict stays the whole program's."""
     from evaluator.regions.emulate import region_reference
 
     spec = region["spec"]
@@ -123,7 +123,7 @@ def _region_check(region: dict[str, Any], cand_mod: Any, config: EvalConfig, dev
         expected = region_reference(spec, inputs, scalars)
         guard.Guard.active = True
         try:
-            got = getattr(cand_mod._kg_ext, region["launch"])(*inputs, *scalars)
+            got = getattr(getattr(cand_mod, region["module"]), region["launch"])(*inputs, *scalars)
             harness.sync(dev)
         finally:
             guard.Guard.active = False

@@ -1,12 +1,12 @@
-"""Export: a region kernel as a standalone KernelBench-format program, so any harness can judge it.
+"""Export: region kernels spliced into the reference's graph, as a program any harness can judge.
 
-`ModelNew` is the traced reference with the region's nodes replaced by one call of the kernel: the
-reference's own class (renamed) builds the same parameters under the same seed, `ModelNew` adopts its
-submodules, parameters and buffers, and its forward is torch.fx's code of the edited graph (Python
-numbers the reference kept as attributes are constants there), calling the extension directly.
-The kernel is wrapped in a `load_inline` extension whose host function the framework writes from the
-contract: inputs made contiguous, the output allocated with the traced shape, a grid-stride launch on
-torch's current stream.
+`ModelNew` is the traced reference with each written region's nodes replaced by one call of its kernel:
+the reference's own class (renamed) builds the same parameters under the same seed, `ModelNew` adopts its
+submodules, parameters and buffers, and its forward is torch.fx's code of the edited graph (Python numbers
+the reference kept as attributes are constants there), calling the kernels directly. With the
+`load_inline` launcher each kernel sits in an extension whose host function the framework writes from the
+contract (inputs made contiguous, the output allocated with the traced shape, a grid-stride launch on
+torch's current stream): a standalone KernelBench program. With `nvrtc` it is the evaluator's region kind.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import ast
 import hashlib
 import re
 import textwrap
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any, Literal, NamedTuple
 
 import torch
 
@@ -32,22 +33,37 @@ Launcher = Literal["load_inline", "nvrtc"]
 LAUNCHERS: tuple[Launcher, ...] = ("load_inline", "nvrtc")
 
 
-def export_program(
-    problem: Problem, region: Region, contract: Contract, body: str, launcher: Launcher = "load_inline"
-) -> str:
-    """The whole candidate program (a fenced-free Python module defining ModelNew) for one region body.
+class Written(NamedTuple):
+    """One region with the kernel body the model wrote for it."""
+
+    region: Region
+    contract: Contract
+    body: str
+
+
+def export_program(problem: Problem, written: Sequence[Written], launcher: Launcher = "load_inline") -> str:
+    """The whole candidate program (a fenced-free Python module defining ModelNew): the reference's graph
+    with each written region replaced by one call of its kernel (one extension or module per region).
 
     `load_inline` gives the standalone KernelBench program any harness can judge (an nvcc build);
     `nvrtc` gives the evaluator's region kind, which compiles in milliseconds (evaluator.regions.launch).
     """
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {LAUNCHERS}, not {launcher!r}")
-    traced = trace_problem(problem)
-    launch = f"{contract.kernel_name}_launch"
-    code = _spliced_forward(traced, region).replace(f"self.{REGION_MODULE}(", f"_kg_ext.{launch}(")
+    if not written:
+        raise RegionError("no region to export")
+    code = _spliced_forward(trace_problem(problem), [w.region for w in written])
+    for w in written:
+        code = code.replace(f"self.{_call_name(w.region)}(", f"{_ext_name(w.region)}.{_launch(w.contract)}(")
     forward = textwrap.indent(_indexed_children(code).strip("\n"), "    ")
     loader = _nvrtc_loader if launcher == "nvrtc" else _load_inline_loader
-    importing, loading = loader(region, contract, body)
+    importing = (
+        "from evaluator.regions.launch import load_region_kernel"
+        if launcher == "nvrtc"
+        else "from torch.utils.cpp_extension import load_inline"
+    )
+    loading = "".join(loader(*w) for w in written)
+    ids = ", ".join(w.region.id for w in written)
     return f'''import torch
 import torch.nn as nn
 {importing}
@@ -56,7 +72,7 @@ import torch.nn as nn
 {loading}
 
 class ModelNew(nn.Module):
-    """The reference's graph with region {region.id} computed by the custom kernel."""
+    """The reference's graph with region(s) {ids} computed by custom kernels."""
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -72,77 +88,102 @@ class ModelNew(nn.Module):
 '''
 
 
-def region_marker(region: Region, contract: Contract) -> dict[str, Any]:
-    """A job line's `region` for a program of the nvrtc launcher (evaluator.jobs): what the worker needs to
-    judge the kernel alone against the region's PyTorch lines."""
-    return {"id": region.id, "launch": f"{contract.kernel_name}_launch", "spec": region.to_dict()}
+def region_markers(written: Sequence[Written]) -> list[dict[str, Any]]:
+    """A job line's `regions` for a program of the nvrtc launcher (evaluator.jobs): what the worker needs
+    to judge each kernel alone against its region's PyTorch lines."""
+    return [
+        {
+            "id": w.region.id,
+            "module": _ext_name(w.region),
+            "launch": _launch(w.contract),
+            "spec": w.region.to_dict(),
+        }
+        for w in written
+    ]
 
 
-def _load_inline_loader(region: Region, contract: Contract, body: str) -> tuple[str, str]:
-    """The import and the definitions of a load_inline extension with a framework-written host function."""
+def _ext_name(region: Region) -> str:
+    return f"_kg_ext_{region.id}"
+
+
+def _call_name(region: Region) -> str:
+    return f"{REGION_MODULE}_{region.id}"
+
+
+def _launch(contract: Contract) -> str:
+    return f"{contract.kernel_name}_launch"
+
+
+def _load_inline_loader(region: Region, contract: Contract, body: str) -> str:
+    """A load_inline extension with the kernel and the host function the framework writes."""
     cuda = _cuda_source(contract, body)
     key = hashlib.sha256(cuda.encode()).hexdigest()[:12]
-    return (
-        "from torch.utils.cpp_extension import load_inline",
-        f'''
-_KG_CUDA = r"""
+    source = f"_KG_CUDA_{region.id}"
+    return f'''
+{source} = r"""
 {cuda}"""
 
-_kg_ext = load_inline(
+{_ext_name(region)} = load_inline(
     name="kg_{region.id}_{key}",
     cpp_sources="{_declaration(contract)};",
-    cuda_sources=_KG_CUDA,
-    functions=["{contract.kernel_name}_launch"],
+    cuda_sources={source},
+    functions=["{_launch(contract)}"],
     extra_cuda_cflags=["-O3"],
 )
-''',
-    )
+'''
 
 
-def _nvrtc_loader(region: Region, contract: Contract, body: str) -> tuple[str, str]:
-    """The import and the definitions of the kernel alone, compiled by NVRTC when the program loads."""
+def _nvrtc_loader(region: Region, contract: Contract, body: str) -> str:
+    """The kernel alone, compiled by NVRTC when the program loads."""
     cuda = contract.assemble(body)
     key = hashlib.sha256(cuda.encode()).hexdigest()[:12]
     info = contract.launch
-    return (
-        "from evaluator.regions.launch import load_region_kernel",
-        f'''
-_KG_CUDA = r"""
+    source = f"_KG_CUDA_{region.id}"
+    return f'''
+{source} = r"""
 {cuda}"""
 
-_kg_ext = load_region_kernel(
+{_ext_name(region)} = load_region_kernel(
     name="kg_{region.id}_{key}",
-    source=_KG_CUDA,
+    source={source},
     kernel="{contract.kernel_name}",
-    launch="{contract.kernel_name}_launch",
+    launch="{_launch(contract)}",
     n_inputs={len(info["inputs"])},
     n_scalars={len(info["scalars"])},
     output_shape={tuple(int(d) for d in info["output_shape"])!r},
     count={int(info["count"])},
 )
-''',
-    )
+'''
 
 
-def _spliced_forward(traced: Traced, region: Region) -> str:
-    """fx's code for forward with the region's nodes replaced by `self.kg_region(inputs..., scalars...)`."""
+def _spliced_forward(traced: Traced, regions: Sequence[Region]) -> str:
+    """fx's code for forward, each region's nodes replaced by `self.kg_region_<id>(inputs..., scalars...)`.
+
+    Regions are spliced one after another; a region that reads another's output reads the call that now
+    produces it."""
     gm = traced.gm
-    nodes = {n.name: n for n in gm.graph.nodes}
-    missing = [name for name in [*region.nodes, *(t.name for t in region.inputs)] if name not in nodes]
-    if missing:
-        raise RegionError(f"{region.id}: nodes {missing} are not in the traced graph")
-    members = [nodes[name] for name in region.nodes]
-    last = max(members, key=lambda n: list(gm.graph.nodes).index(n))
-    args = tuple(nodes[t.name] for t in region.inputs) + tuple(nodes[s] for s, _ in region.scalars)
-    gm.add_submodule(REGION_MODULE, torch.nn.Module())
-    with gm.graph.inserting_after(last):
-        call = gm.graph.call_module(REGION_MODULE, args)
-    last.replace_all_uses_with(call)
-    for node in reversed(list(gm.graph.nodes)):
-        if node.name in region.nodes:
-            if node.users:
-                raise RegionError(f"{region.id}: {node.name} is read outside the region")
-            gm.graph.erase_node(node)
+    produced: dict[str, torch.fx.Node] = {}  # a spliced region's output name -> the call producing it
+    for region in regions:
+        nodes = {n.name: n for n in gm.graph.nodes}
+        operands = [*(t.name for t in region.inputs), *(s for s, _ in region.scalars)]
+        missing = [name for name in region.nodes if name not in nodes]  # spliced already, or never traced
+        missing += [name for name in operands if name not in nodes and name not in produced]
+        if missing:
+            raise RegionError(f"{region.id}: nodes {missing} are not in the traced graph")
+        members = [nodes[name] for name in region.nodes]
+        order = list(gm.graph.nodes)
+        last = max(members, key=order.index)
+        args = tuple(produced.get(name) or nodes[name] for name in operands)
+        gm.add_submodule(_call_name(region), torch.nn.Module())
+        with gm.graph.inserting_after(last):
+            call = gm.graph.call_module(_call_name(region), args)
+        last.replace_all_uses_with(call)
+        produced[last.name] = call
+        for node in reversed(list(gm.graph.nodes)):
+            if node.name in region.nodes:
+                if node.users:
+                    raise RegionError(f"{region.id}: {node.name} is read outside the region")
+                gm.graph.erase_node(node)
     for node in gm.graph.nodes:
         if node.op in ("placeholder", "output"):
             node.type = None  # fx renders annotations as its own globals (`_torch_Tensor_`), undefined here

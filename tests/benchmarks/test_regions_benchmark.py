@@ -59,7 +59,7 @@ def test_generate_is_resumable_and_the_report_counts_local_passes(
         "class ModelNew" in j["code"] and j["candidate"].startswith("```") for j in jobs
     )
     # the region kind by default: the NVRTC loader, and the region the worker checks the kernel against
-    assert all("load_region_kernel(" in j["code"] and j["region"]["spec"]["steps"] for j in jobs)
+    assert all("load_region_kernel(" in j["code"] and j["regions"][0]["spec"]["steps"] for j in jobs)
     # the GPU host's verdicts, as `python -m evaluator run` writes them, complete the table
     good_id = next(j["job_id"] for j in jobs if "Matrix_scalar" in j["job_id"])
     verdicts = [

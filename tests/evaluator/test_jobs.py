@@ -68,13 +68,21 @@ def test_job_files_report_bad_lines_and_keep_the_good(tmp_path: Path) -> None:
     assert "duplicate job_id" in errors[0] and "code must be" in errors[1]
 
 
-def test_a_region_candidate_keeps_its_region_through_the_codec(tmp_path: Path) -> None:
-    region = {"id": "r1", "launch": "region_r1_launch", "spec": {"inputs": [], "steps": []}}
-    line = job_line("r", TASK, ANSWER, code=PROGRAM, extracted=True, region=region)
-    assert json.loads(json.dumps(line))["region"] == region
-    assert job_from_line(line, EvalConfig()).region == region
-    assert job_from_line(job_line("p", TASK, ANSWER), EvalConfig()).region is None
+def test_a_region_candidate_keeps_its_regions_through_the_codec(tmp_path: Path) -> None:
+    regions = [{"id": "r1", "module": "_kg_ext_r1", "launch": "region_r1_launch", "spec": {"steps": []}}]
+    line = job_line("r", TASK, ANSWER, code=PROGRAM, extracted=True, regions=regions)
+    assert json.loads(json.dumps(line))["regions"] == regions
+    assert job_from_line(line, EvalConfig()).regions == regions
+    assert job_from_line(job_line("p", TASK, ANSWER), EvalConfig()).regions is None
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps(job_line("b", TASK, ANSWER) | {"region": {"id": "r1"}}) + "\n")
+    bad.write_text(
+        json.dumps(job_line("b", TASK, ANSWER) | {"regions": [{"id": "r1"}]})
+        + "\n"
+        + json.dumps(job_line("c", TASK, ANSWER) | {"regions": []})
+        + "\n"
+    )
     jobs, errors = parse_jobs(bad, EvalConfig())
-    assert jobs == [] and "region must be an object with id, launch and spec" in errors[0]
+    assert jobs == [] and len(errors) == 2
+    assert all(
+        "regions must be a non-empty list of objects with id, module, launch and spec" in e for e in errors
+    )

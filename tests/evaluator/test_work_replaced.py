@@ -87,5 +87,7 @@ def test_the_share_floor_judges_programs_not_region_candidates() -> None:
     from evaluator.phase_run import _share_floor_applies
 
     assert _share_floor_applies({"candidate": "..."})
-    assert _share_floor_applies({"candidate": "...", "region": None})
-    assert not _share_floor_applies({"candidate": "...", "region": {"id": "r1", "launch": "l", "spec": {}}})
+    assert _share_floor_applies({"candidate": "...", "regions": None})
+    assert not _share_floor_applies(
+        {"candidate": "...", "regions": [{"id": "r1", "launch": "l", "spec": {}}]}
+    )

@@ -15,7 +15,8 @@ import torch
 from evaluator import static_checks
 from evaluator.problem import Problem, load_problem, shrink_problem
 from evaluator.regions.contract import render
-from evaluator.regions.export import export_program
+from evaluator.regions.export import Written, export_program
+from evaluator.regions.model import RegionError
 from evaluator.regions.partition import offer, partition
 from evaluator.regions.trace import load_module, trace_problem
 
@@ -30,7 +31,7 @@ def _exported(kernelbench_dir: Path, case: str) -> tuple[Problem, Any, Any, str]
     problem = shrink_problem(load_problem(kernelbench_dir / case), cap=8)
     (region,) = offer(partition(trace_problem(problem)), "conservative")
     contract = render(region)
-    return problem, region, contract, export_program(problem, region, contract, "float t1 = 0.0f;")
+    return problem, region, contract, export_program(problem, [Written(region, contract, "float t1 = 0.0f;")])
 
 
 def _stand_in(region: Any) -> types.SimpleNamespace:
@@ -76,6 +77,40 @@ def test_exported_model_matches_the_reference_with_the_region_stood_in(
     assert sum(p.numel() for p in new_model.parameters()) == sum(p.numel() for p in ref_model.parameters())
 
 
+@pytest.mark.parametrize("case", ["level3/8_ResNetBasicBlock.py", "level3/1_MLP.py"])
+def test_every_region_moderate_ambition_offers_is_spliced_into_one_program(
+    kernelbench_dir: Path, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two regions, two extensions, one forward: each region's call reads the graph as spliced so far."""
+    problem = shrink_problem(load_problem(kernelbench_dir / case), cap=8)
+    regions = offer(partition(trace_problem(problem)), "moderate")
+    assert len(regions) >= 2
+    source = export_program(problem, [Written(r, render(r), "float t1 = 0.0f;") for r in regions])
+    assert static_checks.check_candidate(source, problem.source) == []
+    by_name = {f"kg_{r.id}_": r for r in regions}
+    built: list[str] = []
+
+    def load_inline(**kwargs: Any) -> types.SimpleNamespace:
+        built.append(kwargs["name"])
+        return _stand_in(next(r for prefix, r in by_name.items() if kwargs["name"].startswith(prefix)))
+
+    monkeypatch.setattr("torch.utils.cpp_extension.load_inline", load_inline)
+    candidate: dict[str, Any] = {}
+    exec(compile(source, "<exported>", "exec"), candidate)  # noqa: S102
+    assert len(built) == len(regions)
+    reference = load_module(problem)
+    torch.manual_seed(42)
+    ref_model = reference.Model(*reference.get_init_inputs())
+    torch.manual_seed(42)
+    new_model = candidate["ModelNew"](*reference.get_init_inputs())
+    torch.manual_seed(0)
+    inputs = reference.get_inputs()
+    with torch.no_grad():
+        assert torch.allclose(ref_model(*inputs), new_model(*inputs), atol=1e-5, rtol=1e-5)
+    with pytest.raises(RegionError, match="not in the traced graph"):
+        export_program(problem, [Written(regions[0], render(regions[0]), "")] * 2)
+
+
 BODIES = {
     CASES[0]: "float t1 = A * s;",
     CASES[1]: "float t1 = t0 + bias;\nfloat t2 = kg_clamp(t1, 0.0f, 1.0f);\nfloat t3 = t2 * 2.0f;\n"
@@ -91,14 +126,14 @@ BODIES = {
 
 def _region_job(kernelbench_dir: Path, case: str, body: str, launcher: str) -> Any:
     from evaluator.jobs import Job
-    from evaluator.regions.export import region_marker
+    from evaluator.regions.export import region_markers
 
     problem = load_problem(kernelbench_dir / case)
     (region,) = offer(partition(trace_problem(problem)), "conservative")
-    contract = render(region)
-    source = export_program(problem, region, contract, body, launcher)  # type: ignore[arg-type]
-    marker = region_marker(region, contract) if launcher == "nvrtc" else None
-    return Job(f"{case}:{launcher}", problem, source, code=source, extracted=True, region=marker)
+    written = [Written(region, render(region), body)]
+    source = export_program(problem, written, launcher)  # type: ignore[arg-type]
+    markers = region_markers(written) if launcher == "nvrtc" else None
+    return Job(f"{case}:{launcher}", problem, source, code=source, extracted=True, regions=markers)
 
 
 @pytest.mark.gpu
@@ -119,7 +154,7 @@ def test_exported_region_kernels_are_strictly_correct_on_the_gpu(
     assert verdict["evidence"]["custom"]["replaced"]
     if launcher == "nvrtc":
         assert [b.get("kind") for b in verdict["evidence"]["builds"]] == ["nvrtc"]
-        assert verdict["evidence"]["region"]["verdict"] == "correct", verdict["evidence"]["region"]
+        assert [r["verdict"] for r in verdict["evidence"]["regions"]] == ["correct"], verdict["evidence"]
 
 
 @pytest.mark.gpu
@@ -136,9 +171,9 @@ def test_a_wrong_region_kernel_is_named_with_its_first_wrong_element(
     config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=5)
     (verdict,) = evaluate_many([job], config)
     assert verdict["verdict"] == "wrong_output"
-    region = verdict["evidence"]["region"]
+    (region,) = verdict["evidence"]["regions"]
     assert region["verdict"] == "wrong_output" and region["reason"] == "values"
-    assert len(region["first_mismatch_index"]) == len(job.region["spec"]["output"]["shape"])
+    assert len(region["first_mismatch_index"]) == len(job.regions[0]["spec"]["output"]["shape"])
     assert region["first_mismatch"]["expected"] != region["first_mismatch"]["got"]
 
 
