@@ -64,6 +64,7 @@ def batch(
             "verdict": verdict["verdict"],
             "kernelbench": verdict["verdict_kernelbench"],
             "seconds": ev.get("seconds"),
+            "stage_seconds": ev.get("stage_seconds"),
             "compiles": _compiles(verdict),
             "error": error[-300:],
             "t": round(time.perf_counter() - t0, 2),

@@ -208,6 +208,7 @@ def _run(st: _State, slot: int) -> Verdict:
     }
     if r.get("regions") is not None:
         evidence["regions"] = r["regions"]
+    evidence["stage_seconds"] = r.get("stage_seconds")
     if run.timed_out and r.get("stage") != "done":
         evidence.update(limit_s=run.limit_s, limit_stage=run.limit_stage)
         return _verdict(st, "timeout", evidence, run.log_tail)

@@ -39,6 +39,7 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
     # Everything above (imports, loading the extension) overlaps the previous candidate's GPU work;
     # from here on this process has the device to itself.
     acquire_device(spec, scratch)
+    result.update(stage="reference")  # "load" ends here: it includes the wait for the device
     dev = select_device(config)
 
     def init_inputs() -> list[Any]:

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import sys
 import tempfile
+import time
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -19,13 +20,25 @@ from evaluator.sandbox import STAGE_LIMIT_FILE
 
 
 class Result:
-    """The worker's verdict so far, flushed to disk atomically after each stage."""
+    """The worker's verdict so far, flushed to disk atomically after each stage.
+
+    Each stage's wall time goes into `stage_seconds` as the stage changes: where a worker's time goes
+    (waiting for the device, the reference, the checks, profiling, timing) is what evaluator throughput
+    is made of, and the GPU host's runs are too short and too few to find out any other way."""
 
     def __init__(self, path: str) -> None:
         self.path = Path(path)
-        self.data: dict[str, Any] = {"stage": "start"}
+        self.data: dict[str, Any] = {"stage": "start", "stage_seconds": {}}
+        self._since = time.perf_counter()
 
     def update(self, **fields: Any) -> None:
+        stage = fields.get("stage")
+        if stage is not None and stage != self.data.get("stage"):
+            now = time.perf_counter()
+            spent = self.data["stage_seconds"]
+            left = str(self.data.get("stage"))
+            spent[left] = round(spent.get(left, 0.0) + now - self._since, 3)
+            self._since = now
         self.data.update(fields)
         tmp = self.path.with_suffix(".tmp")
         with guard.suspended():  # a failure reported from inside the sandbox must still be written

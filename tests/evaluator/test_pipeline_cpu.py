@@ -70,6 +70,17 @@ def test_correct_kernel(verdicts: dict) -> None:
     assert ev["timing"]["candidate"]["trials"] == 5
 
 
+def test_the_worker_says_where_its_time_went(verdicts: dict) -> None:
+    """Every stage of a full run, timed; together they are about the run's wall time (the rest is the
+    process start and torch's import, before the first stage)."""
+    ev = verdicts["CORRECT"]["evidence"]
+    spent = ev["stage_seconds"]
+    for stage in ("load", "reference", "init", "correctness", "strict", "custom", "timing", "skip_trial"):
+        assert stage in spent and spent[stage] >= 0, spent
+    assert 0 < sum(spent.values()) <= ev["seconds"]["run"]
+    assert set(verdicts["WRONG"]["evidence"]["stage_seconds"]) < set(spent)  # it stopped at correctness
+
+
 def test_wrong_answer_carries_the_evidence(verdicts: dict) -> None:
     v = verdicts["WRONG"]
     assert v["verdict"] == "wrong_output" and not v["correct_kernelbench"]
