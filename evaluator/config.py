@@ -50,6 +50,10 @@ class EvalConfig:
     timing: bool = True
     warmup: int = 5
     timing_trials: int = 100
+    # Trials stop early past this many seconds once timing_min_trials are done (None: always all of
+    # them). Kernels under ~10 ms a call still get all 100; a 50 ms naive matmul gets ~20.
+    timing_budget_s: float | None = 2.0
+    timing_min_trials: int = 10
     l2_flush_bytes: int = 256 * 1024 * 1024
     reverify_speedup_above: float = 10.0
     # 'same_process' times torch.compile of the reference in the candidate's process; 'baseline' takes it

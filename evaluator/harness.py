@@ -186,9 +186,15 @@ class Timer:
     order), so a load change on the host (builds running beside the GPU run) hits both alike.
     """
 
-    def __init__(self, device: torch.device, flush_bytes: int) -> None:
+    def __init__(
+        self, device: torch.device, flush_bytes: int, budget_s: float | None = None, min_trials: int = 10
+    ) -> None:
         self.device = device
         self.flush = torch.empty(max(flush_bytes // 4, 1), dtype=torch.float32, device=device)
+        # Trials stop early once `min_trials` are done and the trials took `budget_s`: a kernel at 50 ms a
+        # call needs no 100 of them for its median, and its 100 would hold the GPU for ten seconds.
+        self.budget_s = budget_s
+        self.min_trials = min_trials
 
     def measure(
         self,
@@ -215,6 +221,8 @@ class Timer:
                 fn(args)
         sync(self.device)
         samples: list[tuple[list[float], list[float]]] = [([], []) for _ in fns]
+        started = time.perf_counter()
+        done = 0
         for i in range(trials):
             args = make(i + 1)  # fresh inputs every trial
             order = list(range(len(fns))) if i % 2 == 0 else list(reversed(range(len(fns))))
@@ -223,11 +231,17 @@ class Timer:
                 if event_ms is not None:
                     samples[k][0].append(event_ms)
                 samples[k][1].append(wall_ms)
+            done = i + 1
+            if self._spent(done, time.perf_counter() - started):
+                break
         flags = trusted or [False] * len(fns)
         return [
-            self._summary(events, walls, trials, trust)
+            self._summary(events, walls, done, trust)
             for (events, walls), trust in zip(samples, flags, strict=True)
         ]
+
+    def _spent(self, done: int, seconds: float) -> bool:
+        return self.budget_s is not None and done >= self.min_trials and seconds >= self.budget_s
 
     def _trial(self, fn: Callable[[Inputs], Any], args: Inputs) -> tuple[float | None, float]:
         self.flush.zero_()  # evict L2 (or the CPU caches) between trials

@@ -372,7 +372,7 @@ def _timing(
     limit: StageLimit,
 ) -> None:
     result.update(stage="timing")
-    timer = harness.Timer(dev, config.l2_flush_bytes)
+    timer = harness.Timer(dev, config.l2_flush_bytes, config.timing_budget_s, config.timing_min_trials)
     t0 = time.perf_counter()
     timer.flush.zero_()
     harness.sync(dev)
