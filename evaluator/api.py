@@ -68,7 +68,7 @@ def evaluate_many(
     states = [_State(job, job.config or base, workers=workers) for job in jobs]
     results: dict[int, Verdict] = {}
     slots: queue.Queue[int] = queue.Queue()
-    for idx in _run_slots(base.backend):
+    for idx in _run_slots(base.backend, base.workers_per_device):
         slots.put(idx)
 
     def finish(i: int, verdict: Verdict) -> None:
@@ -299,10 +299,11 @@ def _env(config: EvalConfig, build: bool, slot: int = 0) -> dict[str, str]:
     return env
 
 
-def _run_slots(backend: str) -> list[int]:
-    """Two workers per device: one runs while the next imports torch and loads its extension."""
+def _run_slots(backend: str, per_device: int) -> list[int]:
+    """`per_device` workers per device: one holds it while the others import torch, load their candidate
+    and wait (the device lock makes the runs themselves one at a time)."""
     devices = ([g.index for g in device.gpus()] or [0]) if backend == "cuda" else [0]
-    return devices * 2
+    return devices * max(1, per_device)
 
 
 def _device_lock(config: EvalConfig, slot: int) -> Path:

@@ -64,6 +64,10 @@ class EvalConfig:
     gpu_memory_fraction: float = 0.9
     cache_dir: str = field(default_factory=default_cache_dir)
     build_jobs: int = 2
+    # Run workers per device: while one holds the device, the others start (torch import, CUDA context,
+    # loading the candidate). Two hide a start behind a whole-program run; a run of a few seconds, as a
+    # region candidate's can be, may need more to keep the device busy.
+    workers_per_device: int = 2
     compile_workers: int = 0  # 0: one per 2 CPU cores (at least 1)
     log_tail_chars: int = 4000
 
