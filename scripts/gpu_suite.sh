@@ -26,6 +26,8 @@
 #   .venv/bin/python -m benchmarks.regions jobs --jobs .device/regions/jobs.jsonl
 #   KG_REGION_JOBS=.device/regions/jobs.jsonl scripts/gpu_suite.sh regions
 #     -> $OUT/region_verdicts.jsonl, $OUT/evaluator_throughput_regions.json
+#   (KG_REGION_CONFIG replaces its EvalConfig overrides, e.g. to try "workers_per_device": 3; each
+#   verdict's evidence.stage_seconds says where the worker's time went)
 # regions_kb: the same kernels as KernelBench programs (load_inline), for KernelBench's own rules:
 #   .venv/bin/python -m benchmarks.regions jobs --launcher load_inline --greedy-only --jobs .device/regions/jobs_kb.jsonl
 #   KG_REGION_KB_JOBS=.device/regions/jobs_kb.jsonl scripts/gpu_suite.sh regions_kb
@@ -75,7 +77,8 @@ BASELINE_CONFIG='{"reference_compile": "baseline", "baseline_file": "benchmarks/
 run_regions() {
   # the region kind, cold cache: verdicts and candidates per minute; torch.compile times from the baseline
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --phases regions --cache-dir "$CACHE/regions" \
-    --jobs "${KG_REGION_JOBS:?set KG_REGION_JOBS}" --config "$BASELINE_CONFIG" 2>&1 | tee "$OUT/regions.log"
+    --jobs "${KG_REGION_JOBS:?set KG_REGION_JOBS}" --config "${KG_REGION_CONFIG:-$BASELINE_CONFIG}" 2>&1 \
+    | tee "$OUT/regions.log"
 }
 run_regions_kb() {
   # the same kernels as standalone KernelBench programs (load_inline, an nvcc build each); resumable
