@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"how much of the model to rewrite (default {default.ambition})",
     )
     knobs.add_argument(
+        "--format",
+        choices=choices("format"),
+        help=f"the model writes whole programs, or kernel bodies in framework-written region contracts "
+        f"(regions: CUDA only, judged as the evaluator's region kind) (default {default.format})",
+    )
+    knobs.add_argument(
         "--temperature",
         type=float,
         help=f"sampling temperature of generation (default {default.temperature})",
@@ -211,6 +217,7 @@ def new_settings(args: argparse.Namespace) -> dict[str, Any]:
         ("samples", args.samples),
         ("rounds", args.rounds),
         ("ambition", args.ambition),
+        ("format", args.format),
         ("temperature", args.temperature),
         ("max_tokens", args.max_tokens),
         ("backend", args.backend),
@@ -318,7 +325,7 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
             f"run: {run_dir.path}  strategies: {', '.join(settings['strategies'])}  "
             f"tasks: {len(settings['tasks'])}  backend: {context.backend}  "
             f"evaluator: {context.evaluator}  n={context.samples} k={context.rounds}  "
-            f"ambition: {context.ambition}",
+            f"ambition: {context.ambition}  format: {context.format}",
             highlight=False,
         )
         run_info = {

@@ -30,6 +30,7 @@ def job_for(task: dict[str, Any], candidate: dict[str, Any], ctx: Context) -> di
         {**ctx.eval_overrides, "backend": ctx.backend},
         code=candidate.get("code"),
         extracted=True,
+        regions=candidate.get("regions"),
     )
 
 

@@ -13,10 +13,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from evaluator.extract import extract_candidate
+from evaluator.regions.model import RegionError
 from graph.context import Context, settings
 from graph.state import SampleInput, State, event
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment, load_template, render
+from nodes.region_generation import generate_regions
 from nodes.select import best_of
 
 SOLUTION_CHARS = 3000  # one retrieved solution shown in a prompt, at most
@@ -52,11 +54,20 @@ def _history(state: State) -> list[dict[str, Any]]:
 
 
 def generate(inp: SampleInput, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask the shared model for one candidate; extraction happens here so the state carries the code."""
+    """Ask the shared model for one candidate; extraction happens here so the state carries the code.
+
+    In region mode (Context.format) the candidate is written region by region (nodes.region_generation);
+    a task that cannot be done that way gets a whole program, and the trace event says why."""
     ctx = settings(runtime)
     round_, sample = inp.get("round", 0), inp["sample"]
-    messages = generation_messages(inp, ctx)
     seed = sample_seed(ctx, inp["task"]["name"], round_, sample)
+    fallback = None
+    if ctx.format == "regions":
+        try:
+            return generate_regions(inp, ctx, seed)
+        except RegionError as exc:
+            fallback = f"region mode unavailable, a whole program instead: {exc}"
+    messages = generation_messages(inp, ctx)
     reply = shared_model().chat(messages, max_tokens=ctx.max_tokens, temperature=ctx.temperature, seed=seed)
     code = extract_candidate(reply.text)
     candidate = {
@@ -78,7 +89,12 @@ def generate(inp: SampleInput, runtime: Runtime[Context]) -> dict[str, Any]:
         completion=reply.text,
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
-        inputs={"seed": seed, "temperature": ctx.temperature, "feedback": _brief_feedback(inp)},
+        inputs={
+            "seed": seed,
+            "temperature": ctx.temperature,
+            "feedback": _brief_feedback(inp),
+            **({"fallback": fallback} if fallback else {}),
+        },
         outputs={"code_lines": code.count("\n") if code else 0, "has_code": code is not None,
                  "finish_reason": reply.finish_reason, "prompt_eval_tokens": reply.prompt_eval_tokens},
     )

@@ -33,9 +33,13 @@ class RegionAttempt:
     prompt_tokens: int = 0
     seconds: float = 0.0
     history: list[dict[str, Any]] = field(default_factory=list)  # each answer: text, ok, errors
+    messages: list[list[dict[str, str]]] = field(default_factory=list)  # each answer's prompt, for traces
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The attempt without its prompts (a results file keeps what was answered, not the facts again)."""
+        data = asdict(self)
+        data.pop("messages")
+        return data
 
 
 def write_region(
@@ -48,20 +52,30 @@ def write_region(
     max_tokens: int = 768,
     ambition: str = "moderate",
     prompts: dict[str, str] | None = None,
+    previous: tuple[str, str] | None = None,
 ) -> RegionAttempt:
-    """Ask for a body, check it locally, repair up to `repairs` times; the last answer is the result."""
+    """Ask for a body, check it locally, repair up to `repairs` times; the last answer is the result.
+
+    `previous` is (an earlier body, what the GPU host said of it): the first answer is then already a
+    repair of that body, sampled like every repair."""
     model = model or shared_model()
-    messages = build_messages("region", ambition, "cuda", prompts, {"facts": contract.facts})
+    if previous is None:
+        messages = build_messages("region", ambition, "cuda", prompts, {"facts": contract.facts})
+    else:
+        values = {"facts": contract.facts, "body": previous[0] or "(nothing)", "errors": previous[1]}
+        messages = build_messages("region_repair", ambition, "cuda", prompts, values)
     attempt = RegionAttempt(body="", source="", ok=False, errors="", rounds=0)
     for round_ in range(repairs + 1):
+        repairing = round_ > 0 or previous is not None
         reply = model.chat(
             messages,
             max_tokens=max_tokens,
-            temperature=temperature if round_ == 0 else max(temperature, REPAIR_TEMPERATURE),
+            temperature=max(temperature, REPAIR_TEMPERATURE) if repairing else temperature,
             seed=None if seed is None else seed + 1000 * round_,
         )
         result = check(contract, extract_body(reply.text, contract))
         _record(attempt, reply.text, result, reply.prompt_tokens, reply.completion_tokens, reply.seconds)
+        attempt.messages.append(messages)
         if result.ok:
             break
         values = {"facts": contract.facts, "body": result.body or "(nothing)", "errors": result.errors}

@@ -160,7 +160,12 @@ def triage(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     verdict = last.get("verdict") or {}
     error = real_error(verdict)
     messages, reply = None, None
-    if ctx.feedback == "naive":
+    if last.get("format") == "regions":
+        # Region candidates carry their own finding per region (the element, or the error), which the
+        # next round's region writer shows: no diagnosis of the framework's program is needed.
+        feedback = {"category": str(verdict.get("verdict")), "instruction": fragment("triage/regions"),
+                    "source": "regions"}
+    elif ctx.feedback == "naive":
         feedback = {"category": str(verdict.get("verdict")), "instruction": fragment("triage/naive"),
                     "source": "naive"}
     elif (ruled := rule_feedback(verdict, last.get("code") or "")) is not None:

@@ -1,8 +1,8 @@
 """The evaluator as LangChain tools: judge candidates in the evaluator's isolated subprocesses.
 
 Jobs are job lines (``evaluator.jobs``: ``{"job_id", "problem": {"name","level","problem_id","source"},
-"candidate", "code"?, "config"}``) so the same dicts serve local evaluation, deferred job files and the tools'
-arguments.
+"candidate", "code"?, "config", "regions"?}``) so the same dicts serve local evaluation, deferred job files
+and the tools' arguments.
 """
 
 from __future__ import annotations
@@ -24,6 +24,15 @@ class ProblemArg(BaseModel):
     source: str = Field(description="The problem file text: Model, get_inputs, get_init_inputs.")
 
 
+class RegionArg(BaseModel):
+    """One region of a region candidate (evaluator.regions.export.region_markers)."""
+
+    id: str = Field(description="The region's id, e.g. 'r1'.")
+    module: str = Field(description="The program's module-level name that holds the region's kernel.")
+    launch: str = Field(description="The kernel's launch function on that module.")
+    spec: dict[str, Any] = Field(description="The region as evaluator.regions.model.Region.to_dict gives it.")
+
+
 class JobArg(BaseModel):
     """One candidate to judge."""
 
@@ -34,6 +43,9 @@ class JobArg(BaseModel):
         default=None, description="The program already extracted from `candidate`; omit to extract it here."
     )
     config: dict[str, Any] = Field(default_factory=dict, description="EvalConfig overrides, e.g. backend.")
+    regions: list[RegionArg] | None = Field(
+        default=None, description="A region candidate's regions: each kernel is also judged alone."
+    )
 
 
 def _run_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,0 +1,139 @@
+"""Region mode (Context.format = "regions"): a scripted model writes kernel bodies, the real local checks
+(lint + NVRTC) judge them here, and a scripted evaluator answers with the region kind's verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graph_fakes import TASK, answer
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from evaluator.problem import load_problem, problem_to_dict
+from evaluator.verdict import make
+from graph import compile_graph
+from graph.context import STRATEGIES, Context
+from tools.evaluator import EVALUATOR
+
+SCALAR = "level1/5_Matrix_scalar_multiplication.py"
+REGION_PROMPT = "You write the body of one CUDA kernel"
+
+
+@pytest.fixture
+def task(kernelbench_dir: Path) -> dict[str, Any]:
+    return problem_to_dict(load_problem(kernelbench_dir / SCALAR))
+
+
+def _region_verdict(job: dict[str, Any], ok: bool) -> dict[str, Any]:
+    """The region kind's verdict as the GPU host writes it: whole-program verdict plus each region's own."""
+    region = job["regions"][0]["id"]
+    check: dict[str, Any] = {"id": region, "verdict": "correct" if ok else "wrong_output", "ok": ok}
+    if not ok:
+        check |= {
+            "reason": "values",
+            "first_mismatch_index": [3, 7],
+            "first_mismatch": {"expected": 0.25, "got": 1.25},
+            "mismatches": 1024,
+            "numel": 4096,
+        }
+    verdict = make("correct" if ok else "wrong_output", speedup_eager=0.95 if ok else None)
+    verdict["evidence"] = {"regions": [check]}
+    return {"job_id": job["job_id"], **verdict}
+
+
+def test_zero_shot_writes_one_kernel_body_and_the_framework_the_program(scripted, task) -> None:
+    model = scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
+    seen: list[dict[str, Any]] = []
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen.extend(jobs)
+        return [_region_verdict(j, ok=True) for j in jobs]
+
+    with EVALUATOR.use(judge):
+        state = compile_graph("zero_shot").invoke(
+            {"task": task}, context=Context(format="regions", samples=2)
+        )
+    prompts = [c[0][-1]["content"] for c in model.calls]
+    assert len(prompts) == 2 and all("t1 = A * s" in p for p in prompts)  # the contract, not the program
+    assert REGION_PROMPT in model.calls[0][0][0]["content"]
+    assert sorted(c[1]["temperature"] for c in model.calls) == [0.0, 0.5]  # one greedy, one cooler
+    best = state["best"]
+    assert best["format"] == "regions" and best["local_ok"] and best["bodies"] == {"r0": "float t1 = A * s;"}
+    assert "load_region_kernel(" in best["code"] and "float t1 = A * s;" in best["code"]
+    job = seen[0]
+    assert job["code"] == state["candidates"][0]["code"] and job["regions"][0]["launch"] == "region_r0_launch"
+    assert job["regions"][0]["spec"]["steps"][0]["code"].endswith("= A * s")  # the region's PyTorch line
+    event = next(e for e in state["events"] if e["node"] == "generate")
+    assert event["inputs"]["format"] == "regions" and event["outputs"]["answers"] == {"r0": 1}
+
+
+def test_refinement_repairs_the_region_from_the_element_the_gpu_named(scripted, task) -> None:
+    replies = iter(["```cuda\nfloat t1 = A * s + 1.0f;\n```", "```cuda\nfloat t1 = A * s;\n```"])
+    model = scripted(lambda m, kw: next(replies))
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [_region_verdict(j, ok="+ 1.0f" not in j["code"]) for j in jobs]
+
+    ctx = Context(format="regions", rounds=3, stop_on="correct")
+    with EVALUATOR.use(judge):
+        state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
+    assert [c["verdict"]["verdict"] for c in state["candidates"]] == ["wrong_output", "correct"]
+    writes = model.calls_for("generate")
+    assert len(writes) == 2
+    repair = writes[1][0][-1]["content"]
+    assert "out[3, 7] = 1.25 where PyTorch gives 0.25" in repair  # the element, expected and got
+    assert "float t1 = A * s + 1.0f;" in repair  # the lines it wrote, to fix
+    assert writes[1][1]["temperature"] >= 0.7  # a repair is sampled: greedy repeats itself
+    assert state["best"]["bodies"] == {"r0": "float t1 = A * s;"}
+    assert state["feedback"]["source"] == "regions" and model.calls_for("triage") == []  # no diagnosis call
+
+
+def test_a_task_that_cannot_be_traced_falls_back_to_a_whole_program(scripted) -> None:
+    untraceable = dict(
+        TASK,
+        source=TASK["source"].replace(
+            "        return torch.relu(x)",
+            "        if x.sum() > 0:\n            return x\n        return torch.relu(x)",
+        ),
+    )
+    scripted(lambda m, kw: answer("correct", 1.1))
+    state = compile_graph("zero_shot").invoke({"task": untraceable}, context=Context(format="regions"))
+    (candidate,) = state["candidates"]
+    assert candidate.get("format") is None and candidate["verdict"]["verdict"] == "correct"
+    event = next(e for e in state["events"] if e["node"] == "generate")
+    assert event["inputs"]["fallback"].startswith("region mode unavailable, a whole program instead")
+
+
+def test_the_cpu_backend_falls_back_to_programs_and_says_so(scripted) -> None:
+    scripted(lambda m, kw: answer("correct", 1.1))
+    state = compile_graph("zero_shot").invoke(
+        {"task": TASK}, context=Context(format="regions", backend="cpu")
+    )
+    event = next(e for e in state["events"] if e["node"] == "generate")
+    assert "need CUDA" in event["inputs"]["fallback"]
+
+
+def test_deferred_region_jobs_carry_their_regions_and_resume(scripted, task) -> None:
+    scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
+    graph = compile_graph("zero_shot", checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "regions"}}
+    ctx = Context(format="regions", evaluator="deferred")
+    out = graph.invoke({"task": task}, config=config, context=ctx)
+    (job,) = out["__interrupt__"][0].value["jobs"]
+    assert set(job) == {"job_id", "problem", "candidate", "code", "config", "regions"}
+    json.dumps(job)
+    out = graph.invoke(Command(resume=[_region_verdict(job, ok=True)]), config=config, context=ctx)
+    assert out["best"]["verdict"]["correct_strict"]
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_every_strategy_runs_in_region_mode(scripted, task, name) -> None:
+    """The region writer takes generate's place in every graph; the strategy's other nodes still run."""
+    scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
+    with EVALUATOR.use(lambda jobs: [_region_verdict(j, ok=True) for j in jobs]):
+        state = compile_graph(name).invoke({"task": task}, context=Context(format="regions", retrieval_k=1))
+    assert all(c["format"] == "regions" and c["local_ok"] for c in state["candidates"])
+    assert state["best"]["verdict"]["correct_strict"]
