@@ -263,6 +263,7 @@ def _inside_a_graph(run_dir: Path, calls: Path, delay: float) -> bool:
     )
 
 
+@pytest.mark.slow  # three sweeps of run.py, ~25 s
 def test_kill_9_mid_sweep_then_resume_loses_and_repeats_nothing(tmp_path) -> None:
     delay = 0.4
     calls = tmp_path / "calls.txt"

@@ -48,6 +48,7 @@ def test_parts_are_found_in_order_through_metadata(real_parts: list[Path]) -> No
     assert sum(p.stat().st_size for p in real_parts) == QWEN_CODER_1_5B.size
 
 
+@pytest.mark.slow  # hashes the real 1.1 GB model
 def test_embedded_model_is_assembled_and_verified(real_parts: list[Path]) -> None:
     path = embedded_model_path()
     assert path.stat().st_size == QWEN_CODER_1_5B.size
@@ -65,6 +66,7 @@ def test_missing_part_wheel_names_the_part_and_the_command() -> None:
         installed_parts(one_more)
 
 
+@pytest.mark.slow  # hashes the real 1.1 GB model
 def test_missing_part_file_is_a_clear_error(real_parts: list[Path], tmp_path: Path) -> None:
     links = _linked_copy(real_parts, tmp_path / "parts")
     links[6].unlink()
@@ -75,6 +77,7 @@ def test_missing_part_file_is_a_clear_error(real_parts: list[Path], tmp_path: Pa
     assert not any(dest.parent.iterdir())  # no partial file left behind
 
 
+@pytest.mark.slow  # hashes the real 1.1 GB model
 def test_corrupted_part_fails_the_hash_and_leaves_nothing(real_parts: list[Path], tmp_path: Path) -> None:
     links = _linked_copy(real_parts, tmp_path / "parts")
     _replace_with_copy(links[4])
