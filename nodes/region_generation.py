@@ -20,23 +20,40 @@ from evaluator.regions.contract import Contract, render
 from evaluator.regions.export import Written, export_program, region_markers
 from evaluator.regions.model import Region, RegionError
 from evaluator.regions.partition import offer, partition
+from evaluator.regions.shares import profile_shares
 from evaluator.regions.trace import trace_problem
 from graph.context import Context
 from graph.state import SampleInput, event
+from nodes.prompt_files import fragment
 from nodes.region_writer import RegionAttempt, write_region
 
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5
 
 
-@functools.lru_cache(maxsize=64)
-def offered(source: str, ambition: str) -> tuple[tuple[Region, Contract], ...]:
-    """The regions the ambition offers in this problem, with their contracts; RegionError says why none."""
+@functools.lru_cache(maxsize=16)
+def _partitioned(source: str) -> tuple[Region, ...]:
     problem = problem_from_dict({"name": "task", "level": 0, "problem_id": 0, "source": source})
-    regions = offer(partition(trace_problem(problem)), ambition)
-    if not regions:
+    return tuple(partition(trace_problem(problem)))
+
+
+def offered(
+    source: str, ambition: str, profile: dict[str, Any] | None = None
+) -> tuple[list[tuple[Region, Contract]], dict[str, float]]:
+    """The regions the ambition offers in this problem with their contracts, and each region's share of
+    the reference's measured time where `profile` has rows (the costliest region is then the measured
+    one); RegionError says why none."""
+    regions = list(_partitioned(source))
+    shares = profile_shares(regions, (profile or {}).get("rows") or [])
+    chosen = offer(regions, ambition, shares)
+    if not chosen:
         raise RegionError(f"no region is offered at ambition {ambition}")
-    return tuple((region, render(region)) for region in regions)
+    return [(region, _contract(source, region.id)) for region in chosen], shares
+
+
+@functools.lru_cache(maxsize=64)
+def _contract(source: str, region_id: str) -> Contract:
+    return render(next(r for r in _partitioned(source) if r.id == region_id))
 
 
 def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any]:
@@ -45,7 +62,8 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
     if ctx.backend != "cuda":
         raise RegionError("region kernels need CUDA; the cpu backend judges whole C++ programs")
     task, round_, sample = inp["task"], inp.get("round", 0), inp["sample"]
-    parts = offered(task["source"], ctx.ambition)
+    profile = inp.get("profile") or {}
+    parts, shares = offered(task["source"], ctx.ambition, profile)
     repairs = _repairs(inp.get("last"), [region.id for region, _ in parts])
     # Greedy once: a later round's greedy answer to the same prompt would only repeat it.
     temperature = 0.0 if (sample, round_) == (0, 0) else min(ctx.temperature, SAMPLE_TEMPERATURE)
@@ -63,6 +81,7 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
             ambition=ctx.ambition,
             prompts=ctx.prompts,
             previous=(repair[0], repair[1]) if repair is not None and repair[1] is not None else None,
+            context=_share_text(shares.get(region.id), profile.get("device")),
         )
         attempts[region.id] = attempt
         written.append(Written(region, contract, attempt.body))
@@ -99,6 +118,7 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
             "temperature": temperature,
             "regions": [w.region.id for w in written],
             "repaired": sorted(rid for rid, r in repairs.items() if r[1] is not None),
+            "profile_shares": {rid: round(v, 4) for rid, v in shares.items()} or None,
         },
         outputs={
             "local_ok": candidate["local_ok"],
@@ -108,6 +128,15 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
         },
     )
     return {"pending": [candidate], "events": [trace]}
+
+
+def _share_text(share: float | None, device: str | None) -> str:
+    """The region's measured weight, for the prompt (profiling_guided's profile; nothing without one)."""
+    if share is None:
+        return ""
+    return fragment(
+        "region/share", {"percent": f"{100 * share:.0f}", "device": device or "the profiled device"}
+    )
 
 
 def _repairs(last: dict[str, Any] | None, ids: list[str]) -> dict[str, tuple[str, str | None]]:

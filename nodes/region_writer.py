@@ -53,16 +53,25 @@ def write_region(
     ambition: str = "moderate",
     prompts: dict[str, str] | None = None,
     previous: tuple[str, str] | None = None,
+    context: str = "",
 ) -> RegionAttempt:
     """Ask for a body, check it locally, repair up to `repairs` times; the last answer is the result.
 
     `previous` is (an earlier body, what the GPU host said of it): the first answer is then already a
-    repair of that body, sampled like every repair."""
+    repair of that body, sampled like every repair. `context` goes under the facts (e.g. the region's
+    share of the reference's measured time)."""
     model = model or shared_model()
     if previous is None:
-        messages = build_messages("region", ambition, "cuda", prompts, {"facts": contract.facts})
+        messages = build_messages(
+            "region", ambition, "cuda", prompts, {"facts": contract.facts, "context": context}
+        )
     else:
-        values = {"facts": contract.facts, "body": previous[0] or "(nothing)", "errors": previous[1]}
+        values = {
+            "facts": contract.facts,
+            "context": context,
+            "body": previous[0] or "(nothing)",
+            "errors": previous[1],
+        }
         messages = build_messages("region_repair", ambition, "cuda", prompts, values)
     attempt = RegionAttempt(body="", source="", ok=False, errors="", rounds=0)
     for round_ in range(repairs + 1):
@@ -78,7 +87,12 @@ def write_region(
         attempt.messages.append(messages)
         if result.ok:
             break
-        values = {"facts": contract.facts, "body": result.body or "(nothing)", "errors": result.errors}
+        values = {
+            "facts": contract.facts,
+            "context": context,
+            "body": result.body or "(nothing)",
+            "errors": result.errors,
+        }
         messages = build_messages("region_repair", ambition, "cuda", prompts, values)
     return attempt
 

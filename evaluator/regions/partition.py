@@ -137,13 +137,16 @@ def _flops(step: Step, inputs: list[TensorInfo]) -> float:
     return 2.0 * out * (first[-1] if first else 1)
 
 
-def offer(regions: list[Region], ambition: str = "conservative") -> list[Region]:
+def offer(
+    regions: list[Region], ambition: str = "conservative", weights: dict[str, float] | None = None
+) -> list[Region]:
     """The regions the model is asked to write, in graph order.
 
     conservative: one region: the task's only compute op whatever its kind (a lone matmul, a scalar
     multiply), else the costliest map or reduce region (memory-bound epilogues are where a small model's
     kernel can win); moderate: every map and reduce region, plus that one; aggressive: every region that
-    is not kept.
+    is not kept. "Costliest" is by `weights` (a region's measured share of the reference's time, from a
+    profile) where given, else by the estimated bytes or flops.
     """
     if ambition not in AMBITIONS:
         raise ValueError(f"ambition must be one of {', '.join(AMBITIONS)}, not {ambition!r}")
@@ -152,7 +155,8 @@ def offer(regions: list[Region], ambition: str = "conservative") -> list[Region]
         return compute
     pointwise = [r for r in compute if r.kind in ("map", "reduce")]
     pool = compute if len(compute) == 1 or not pointwise else pointwise
-    best = [max(pool, key=lambda r: r.cost)] if pool else []
+    measured = weights or {}
+    best = [max(pool, key=lambda r: (measured.get(r.id, -1.0), r.cost))] if pool else []
     if ambition == "conservative":
         return best
     chosen = {r.id for r in pointwise + best}

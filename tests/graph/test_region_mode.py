@@ -137,3 +137,24 @@ def test_every_strategy_runs_in_region_mode(scripted, task, name) -> None:
         state = compile_graph(name).invoke({"task": task}, context=Context(format="regions", retrieval_k=1))
     assert all(c["format"] == "regions" and c["local_ok"] for c in state["candidates"])
     assert state["best"]["verdict"]["correct_strict"]
+
+
+def test_profiling_guided_offers_the_measured_costliest_region_and_says_its_share(
+    scripted, kernelbench_dir: Path
+) -> None:
+    """The profile, not the bytes estimate, picks the conservative region, and its prompt says the share."""
+    from tools.profiler import PROFILER
+
+    block = problem_to_dict(load_problem(kernelbench_dir / "level3/8_ResNetBasicBlock.py"))
+    model = scripted(lambda m, kw: "```cuda\nfloat t1 = kg_relu(t0);\n```")
+    rows = [{"op": "aten::relu_", "share": 0.4, "calls": 1}, {"op": "aten::add_", "share": 0.1, "calls": 1}]
+    profile = {"text": "| relu_ | 40% |", "rows": rows, "device": "NVIDIA H200"}
+    ctx = Context(format="regions", ambition="conservative")
+    with PROFILER.use(lambda problem, backend, store: profile), EVALUATOR.use(lambda jobs: []):
+        state = compile_graph("profiling_guided").invoke({"task": block}, context=ctx)
+    (candidate,) = state["candidates"]
+    assert list(candidate["bodies"]) == ["r2"]  # the estimate alone would offer r7 (add + relu)
+    prompt = model.calls_for("generate")[0][0][-1]["content"]
+    assert "this region is about 40% of the reference model's GPU time on NVIDIA H200" in prompt
+    event = next(e for e in state["events"] if e["node"] == "generate")
+    assert event["inputs"]["profile_shares"] == {"r2": 0.4, "r7": 0.1}

@@ -1,0 +1,59 @@
+"""Regions' shares of the reference's measured time, from an op-level profile (evaluator.profile's rows).
+
+A profile row is an ATen op with its share of the forward's device time; a region step is the functional
+call the trace saw. They meet by name: `torch.nn.functional.gelu` is `aten::gelu`, `torch.matmul` runs as
+`aten::matmul`, `aten::mm` or `aten::addmm`, a convolution as `aten::convolution` or cuDNN's. Each call of a
+row goes to the first step, in graph order, of its op that no call has taken yet, so two regions with an
+`add` each take one call of `aten::add` each. What no step takes (a kept op, a copy) stays unclaimed: the
+shares need not sum to 1. Approximate by design; it ranks regions, it does not time them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluator.regions.model import Region
+
+# A step's base name -> the ATen ops it can run as, besides aten::<base> itself.
+_RUNS_AS: dict[str, tuple[str, ...]] = {
+    "matmul": ("mm", "bmm", "addmm", "baddbmm"),
+    "mm": ("matmul", "addmm"),
+    "bmm": ("matmul", "baddbmm"),
+    "linear": ("addmm", "mm", "matmul"),
+    "conv1d": ("convolution", "_convolution", "cudnn_convolution"),
+    "conv2d": ("convolution", "_convolution", "cudnn_convolution"),
+    "conv3d": ("convolution", "_convolution", "cudnn_convolution"),
+    "conv_transpose1d": ("convolution", "_convolution", "cudnn_convolution_transpose"),
+    "conv_transpose2d": ("convolution", "_convolution", "cudnn_convolution_transpose"),
+    "conv_transpose3d": ("convolution", "_convolution", "cudnn_convolution_transpose"),
+    "softmax": ("_softmax",),
+    "log_softmax": ("_log_softmax",),
+    "layer_norm": ("native_layer_norm",),
+    "batch_norm": ("native_batch_norm", "_batch_norm_impl_index", "cudnn_batch_norm"),
+    "max": ("amax",),
+    "min": ("amin",),
+}
+
+
+def _names(target: str) -> set[str]:
+    base = target.rsplit(".", 1)[-1].rstrip("_")
+    return {base, *(_RUNS_AS.get(base, ()))}
+
+
+def profile_shares(regions: list[Region], rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Region id -> the share of the profile it claims (regions that claim none are left out, so callers
+    fall back to their own estimate for them). A row of `calls` calls is split evenly over that many steps
+    of its op, taken in graph order."""
+    free = [(region.id, _names(step.target)) for region in regions for step in region.steps]
+    shares: dict[str, float] = {}
+    for row in rows:
+        op = str(row.get("op", "")).removeprefix("aten::").rstrip("_")
+        calls = max(1, int(row.get("calls") or 1))
+        share = float(row.get("share") or 0.0) / calls
+        for _ in range(calls):
+            hit = next((k for k, (_, names) in enumerate(free) if op in names), None)
+            if hit is None:
+                break
+            rid, _ = free.pop(hit)
+            shares[rid] = shares.get(rid, 0.0) + share
+    return shares

@@ -1,0 +1,44 @@
+"""Regions' shares of a measured profile: rows meet steps by op name, each call once, in graph order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evaluator.problem import load_problem
+from evaluator.regions.partition import offer, partition
+from evaluator.regions.shares import profile_shares
+from evaluator.regions.trace import trace_problem
+
+PROFILES = Path(__file__).resolve().parents[3] / "benchmarks" / "profiles"
+
+
+def _regions(kernelbench_dir: Path, case: str) -> list:
+    return partition(trace_problem(load_problem(kernelbench_dir / case)))
+
+
+def test_the_h200_profile_splits_between_the_conv_and_its_epilogue(kernelbench_dir: Path) -> None:
+    regions = _regions(kernelbench_dir, "level2/2_ConvTranspose2d_BiasAdd_Clamp_Scaling_Clamp_Divide.py")
+    (profile,) = PROFILES.glob("l2_p2_*_NVIDIA_H200.json")
+    shares = profile_shares(regions, json.loads(profile.read_text())["rows"])
+    assert set(shares) == {"r0", "r1"}  # the transposed conv, and the whole pointwise chain after it
+    assert abs(shares["r0"] - 0.8291) < 1e-9 and abs(shares["r1"] - 0.1709) < 1e-9
+
+
+def test_each_call_goes_to_one_step_and_what_no_step_runs_stays_unclaimed(kernelbench_dir: Path) -> None:
+    regions = _regions(kernelbench_dir, "level3/8_ResNetBasicBlock.py")
+    rows = [
+        {"op": "aten::relu_", "share": 0.2, "calls": 2},  # one call each: r2's relu, then r7's
+        {"op": "aten::add_", "share": 0.3, "calls": 3},  # r7 has one add: two calls stay unclaimed
+        {"op": "aten::max_pool2d", "share": 0.5, "calls": 1},  # no step of this model runs it
+    ]
+    shares = profile_shares(regions, rows)
+    assert shares == {"r2": 0.1, "r7": 0.1 + 0.1}
+
+
+def test_a_measured_share_chooses_the_conservative_region(kernelbench_dir: Path) -> None:
+    regions = _regions(kernelbench_dir, "level3/8_ResNetBasicBlock.py")
+    (by_estimate,) = offer(regions, "conservative")
+    assert by_estimate.id == "r7"  # add + relu reads two tensors: the larger estimate
+    (by_profile,) = offer(regions, "conservative", {"r2": 0.4, "r7": 0.1})
+    assert by_profile.id == "r2"
