@@ -114,15 +114,21 @@ def _launch(contract: Contract) -> str:
     return f"{contract.kernel_name}_launch"
 
 
+def _source_constant(region: Region, cuda: str) -> tuple[str, str, str]:
+    """The module constant that holds a region's CUDA source: its name, its definition, and a content key
+    (a changed kernel gets a new build name, so no cache ever serves the old one)."""
+    name = f"_KG_CUDA_{region.id}"
+    definition = f'''
+{name} = r"""
+{cuda}"""
+'''
+    return name, definition, hashlib.sha256(cuda.encode()).hexdigest()[:12]
+
+
 def _load_inline_loader(region: Region, contract: Contract, body: str) -> str:
     """A load_inline extension with the kernel and the host function the framework writes."""
-    cuda = _cuda_source(contract, body)
-    key = hashlib.sha256(cuda.encode()).hexdigest()[:12]
-    source = f"_KG_CUDA_{region.id}"
-    return f'''
-{source} = r"""
-{cuda}"""
-
+    source, definition, key = _source_constant(region, _cuda_source(contract, body))
+    return f'''{definition}
 {_ext_name(region)} = load_inline(
     name="kg_{region.id}_{key}",
     cpp_sources="{_declaration(contract)};",
@@ -135,14 +141,9 @@ def _load_inline_loader(region: Region, contract: Contract, body: str) -> str:
 
 def _nvrtc_loader(region: Region, contract: Contract, body: str) -> str:
     """The kernel alone, compiled by NVRTC when the program loads."""
-    cuda = contract.assemble(body)
-    key = hashlib.sha256(cuda.encode()).hexdigest()[:12]
+    source, definition, key = _source_constant(region, contract.assemble(body))
     info = contract.launch
-    source = f"_KG_CUDA_{region.id}"
-    return f'''
-{source} = r"""
-{cuda}"""
-
+    return f'''{definition}
 {_ext_name(region)} = load_region_kernel(
     name="kg_{region.id}_{key}",
     source={source},

@@ -47,6 +47,21 @@ def _stand_in(region: Any) -> types.SimpleNamespace:
     return types.SimpleNamespace(**{f"region_{region.id}_launch": launch})
 
 
+def _same_outputs(problem: Problem, model_new: type) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """Build the reference and ModelNew as a harness does (seed 42 before each) and assert one input gives
+    the same output; both models, for further checks."""
+    reference = load_module(problem)
+    torch.manual_seed(42)
+    ref_model = reference.Model(*reference.get_init_inputs())
+    torch.manual_seed(42)
+    new_model = model_new(*reference.get_init_inputs())
+    torch.manual_seed(0)
+    inputs = reference.get_inputs()
+    with torch.no_grad():
+        assert torch.allclose(ref_model(*inputs), new_model(*inputs), atol=1e-5, rtol=1e-5)
+    return ref_model, new_model
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_exported_model_matches_the_reference_with_the_region_stood_in(
     kernelbench_dir: Path, case: str, monkeypatch: pytest.MonkeyPatch
@@ -64,16 +79,7 @@ def test_exported_model_matches_the_reference_with_the_region_stood_in(
     exec(compile(source, "<exported>", "exec"), candidate)  # noqa: S102
     assert built["functions"] == [f"{contract.kernel_name}_launch"]
     assert contract.signature in built["cuda_sources"] and "float t1 = 0.0f;" in built["cuda_sources"]
-    reference = load_module(problem)
-    torch.manual_seed(42)
-    ref_model = reference.Model(*reference.get_init_inputs())
-    torch.manual_seed(42)
-    new_model = candidate["ModelNew"](*reference.get_init_inputs())
-    torch.manual_seed(0)
-    inputs = reference.get_inputs()
-    with torch.no_grad():
-        expected, got = ref_model(*inputs), new_model(*inputs)
-    assert torch.allclose(expected, got, atol=1e-5, rtol=1e-5)
+    ref_model, new_model = _same_outputs(problem, candidate["ModelNew"])
     assert sum(p.numel() for p in new_model.parameters()) == sum(p.numel() for p in ref_model.parameters())
 
 
@@ -98,15 +104,7 @@ def test_every_region_moderate_ambition_offers_is_spliced_into_one_program(
     candidate: dict[str, Any] = {}
     exec(compile(source, "<exported>", "exec"), candidate)  # noqa: S102
     assert len(built) == len(regions)
-    reference = load_module(problem)
-    torch.manual_seed(42)
-    ref_model = reference.Model(*reference.get_init_inputs())
-    torch.manual_seed(42)
-    new_model = candidate["ModelNew"](*reference.get_init_inputs())
-    torch.manual_seed(0)
-    inputs = reference.get_inputs()
-    with torch.no_grad():
-        assert torch.allclose(ref_model(*inputs), new_model(*inputs), atol=1e-5, rtol=1e-5)
+    _same_outputs(problem, candidate["ModelNew"])
     with pytest.raises(RegionError, match="not in the traced graph"):
         export_program(problem, [Written(regions[0], render(regions[0]), "")] * 2)
 
