@@ -10,6 +10,7 @@ import torch
 
 from evaluator import buildcache, guard, harness
 from evaluator.config import EvalConfig
+from evaluator.regions.judge import judge_region
 from evaluator.runtime import (
     Result,
     StageLimit,
@@ -80,7 +81,12 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
         if spec.get("regions"):
             result.update(stage="regions")
             limit.calls(2 * len(spec["regions"]), "regions")
-            result.update(regions=[_region_check(r, cand_mod, config, dev) for r in spec["regions"]])
+            result.update(
+                regions=[
+                    judge_region(marker, cand_mod, config.seed, config.atol, config.rtol, dev)
+                    for marker in spec["regions"]
+                ]
+            )
         _check_and_time(spec, config, result, recorder, dev, call_ref, call_cand, gen, ref, limit)
     except BaseException as exc:  # noqa: BLE001 - a crash mid-check is the candidate's runtime error
         return _fail(result, recorder, result.data.get("stage", "run"), exc)
@@ -106,30 +112,6 @@ def _share_floor_applies(spec: dict[str, Any]) -> bool:
     directly: the region check (the kernel alone gives the region's output), the skip trial (the output
     needs it) and the reference work it replaces. The share is still measured and reported."""
     return not spec.get("regions")
-
-
-def _region_check(region: dict[str, Any], cand_mod: Any, config: EvalConfig, dev: torch.device) -> dict:
-    """One kernel of a region candidate alone against its region's PyTorch lines, on the real shapes and
-    signed inputs: feedback that names the region and the element (a multi-index, expected and got), which
-    the whole program's verdict cannot. Evidence only: the strict verdict stays the whole program's."""
-    from evaluator.regions.emulate import region_reference
-
-    spec = region["spec"]
-    gen = torch.Generator(device=dev).manual_seed(config.seed)
-    inputs = [
-        torch.rand(t["shape"], generator=gen, device=dev, dtype=torch.float32) * 2 - 1 for t in spec["inputs"]
-    ]
-    scalars = [float(v) if v is not None else 0.5 for _, v in spec["scalars"]]
-    with torch.no_grad():
-        expected = region_reference(spec, inputs, scalars)
-        guard.Guard.active = True
-        try:
-            got = getattr(getattr(cand_mod, region["module"]), region["launch"])(*inputs, *scalars)
-            harness.sync(dev)
-        finally:
-            guard.Guard.active = False
-    compared = harness.compare(got, expected, config.atol, config.rtol)
-    return {"id": region["id"], "verdict": "correct" if compared["ok"] else "wrong_output", **compared}
 
 
 def _seconds_per_call(call_ref: Any, gen: Any, dev: torch.device, seed: int) -> float:

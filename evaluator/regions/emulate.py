@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from evaluator.regions.contract import Contract
+from evaluator.regions.judge import region_inputs, region_reference
 from evaluator.regions.model import Region
 
 _HOST_PRELUDE = r"""#include <cmath>
@@ -86,9 +87,7 @@ def run_emulation(spec: dict[str, Any], config: Any, result: Any) -> None:
     except RuntimeError as exc:
         result.update(ok=False, error=f"does not build as host C++: {exc}")
         return
-    generator = torch.Generator().manual_seed(0)
-    inputs = [torch.rand(t["shape"], generator=generator) * 2 - 1 for t in region["inputs"]]
-    scalars = [float(v) if v is not None else 0.5 for _, v in region["scalars"]]
+    inputs, scalars = region_inputs(region, 0, torch.device("cpu"))
     expected = region_reference(region, inputs, scalars)
     out = torch.full(region["output"]["shape"], float("nan"), dtype=torch.float32)
     args: list[Any] = [ctypes.c_void_p(t.data_ptr()) for t in inputs] + [ctypes.c_void_p(out.data_ptr())]
@@ -104,19 +103,6 @@ def run_emulation(spec: dict[str, Any], config: Any, result: Any) -> None:
     result.update(
         ok=False, error=f"out{where} is {got:.6g}, PyTorch gives {want:.6g}", max_abs_err=float(diff.max())
     )
-
-
-def region_reference(
-    region: dict[str, Any], inputs: list[torch.Tensor], scalars: list[float]
-) -> torch.Tensor:
-    """The region's own PyTorch lines (framework-written, from the trace) on the same inputs; the GPU
-    host's per-region check uses them too (evaluator.phase_run)."""
-    scope: dict[str, Any] = {"torch": torch}
-    scope.update(zip([t["name"] for t in region["inputs"]], inputs, strict=True))
-    scope.update(zip([s for s, _ in region["scalars"]], scalars, strict=True))
-    for step in region["steps"]:
-        exec(step["code"], scope)  # noqa: S102 - the trace's own rendering of the reference
-    return scope[region["steps"][-1]["out"]["name"]].float().contiguous()
 
 
 def _build(source: str) -> ctypes.CDLL:

@@ -1,0 +1,58 @@
+"""A region kernel judged alone against its region's own PyTorch lines, on signed random inputs of the
+region's shapes: on this host's CPU emulation (evaluator.regions.emulate) and, in the run worker, on the
+GPU host's real shapes (the per-region verdict of a region candidate)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from evaluator import guard, harness
+
+SCALAR_STAND_IN = 0.5  # a scalar the forward takes as an input (no traced value): any value judges the math
+
+
+def region_inputs(
+    region: dict[str, Any], seed: int, device: torch.device
+) -> tuple[list[torch.Tensor], list[float]]:
+    """Signed inputs in [-1, 1) of the region's shapes (relu-like shortcuts fail on them), and its scalars."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    inputs = [
+        torch.rand(t["shape"], generator=gen, device=device, dtype=torch.float32) * 2 - 1
+        for t in region["inputs"]
+    ]
+    scalars = [float(v) if v is not None else SCALAR_STAND_IN for _, v in region["scalars"]]
+    return inputs, scalars
+
+
+def region_reference(
+    region: dict[str, Any], inputs: list[torch.Tensor], scalars: list[float]
+) -> torch.Tensor:
+    """The region's own PyTorch lines (framework-written, from the trace) on the same inputs."""
+    scope: dict[str, Any] = {"torch": torch}
+    scope.update(zip([t["name"] for t in region["inputs"]], inputs, strict=True))
+    scope.update(zip([s for s, _ in region["scalars"]], scalars, strict=True))
+    for step in region["steps"]:
+        exec(step["code"], scope)  # noqa: S102 - the trace's own rendering of the reference
+    return scope[region["steps"][-1]["out"]["name"]].float().contiguous()
+
+
+def judge_region(
+    marker: dict[str, Any], candidate: Any, seed: int, atol: float, rtol: float, device: torch.device
+) -> dict[str, Any]:
+    """One kernel of a loaded region candidate (a job line's region marker says where it is) against its
+    region: feedback that names the region and the element (a multi-index, expected and got), which the
+    whole program's verdict cannot. The kernel runs under the worker's sandbox guard."""
+    region = marker["spec"]
+    inputs, scalars = region_inputs(region, seed, device)
+    with torch.no_grad():
+        expected = region_reference(region, inputs, scalars)
+        guard.Guard.active = True
+        try:
+            got = getattr(getattr(candidate, marker["module"]), marker["launch"])(*inputs, *scalars)
+            harness.sync(device)
+        finally:
+            guard.Guard.active = False
+    compared = harness.compare(got, expected, atol, rtol)
+    return {"id": marker["id"], "verdict": "correct" if compared["ok"] else "wrong_output", **compared}
