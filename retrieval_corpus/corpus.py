@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -51,6 +51,8 @@ class Example:
     reference: str
     solution: str
     path: Path
+    # region id -> the body of that region's kernel (region_<id>.cu): a kernel-only example for region mode
+    region_bodies: dict[str, str] = field(default_factory=dict)
 
     @property
     def speedup(self) -> float | None:
@@ -72,6 +74,7 @@ class Example:
             "reference": self.reference,
             "solution": self.solution,
             "speedup": self.speedup,
+            "region_bodies": dict(self.region_bodies),
         }
 
 
@@ -111,6 +114,10 @@ def load_example(path: Path) -> Example:
         reference=(path / "reference.py").read_text(),
         solution=(path / "solution.py").read_text(),
         path=path,
+        region_bodies={
+            f.stem.removeprefix("region_"): f.read_text()
+            for f in sorted(path.glob("region_*.cu"))
+        },
     )
 
 
@@ -151,7 +158,7 @@ def corpus_hash(examples: list[Example], extra: str = "") -> str:
     """sha256 over every example file (and `extra`, e.g. the embedding model's digest)."""
     digest = hashlib.sha256(f"format={DOCUMENT_FORMAT};{extra}".encode())
     for example in sorted(examples, key=lambda e: e.id):
-        for name in EXAMPLE_FILES:
+        for name in (*EXAMPLE_FILES, *(f"region_{rid}.cu" for rid in sorted(example.region_bodies))):
             digest.update(f"\0{example.id}/{name}\0".encode())
             digest.update((example.path / name).read_bytes())
     return digest.hexdigest()

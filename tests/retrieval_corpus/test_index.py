@@ -58,7 +58,7 @@ def test_results_carry_scores_metadata_and_sources(index: CorpusIndex) -> None:
     assert scores == sorted(scores, reverse=True) and all(-1.0 <= s <= 1.0 for s in scores)
     top = hits[0]
     keys = {"id", "title", "category", "techniques", "when_to_use", "score", "reference", "solution"}
-    assert set(top) == keys | {"speedup"}
+    assert set(top) == keys | {"speedup", "region_bodies"}
     assert "class Model" in top["reference"] and "class ModelNew" in top["solution"]
 
 

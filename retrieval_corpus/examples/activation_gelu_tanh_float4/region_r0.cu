@@ -1,0 +1,1 @@
+float t1 = kg_gelu_tanh(x);

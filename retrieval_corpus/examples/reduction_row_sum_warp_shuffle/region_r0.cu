@@ -1,0 +1,3 @@
+double acc = 0.0;
+for (int64_t k = 0; k < R; ++k) acc += x(k);
+result = (float)acc;
