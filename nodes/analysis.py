@@ -1,4 +1,8 @@
-"""Analysis: a JSON plan of which operators to replace or fuse, bounded by the ambition level."""
+"""Analysis: a JSON plan of which operators to replace or fuse, bounded by the ambition level.
+
+In region mode the plan is made from the framework's partition and the profile instead: the model picks
+among the regions the ambition offers (a menu with each region's kind, PyTorch lines and measured share)
+and writes one line of plan per kernel, which the region writer's prompt then carries."""
 
 from __future__ import annotations
 
@@ -8,10 +12,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from evaluator.regions.model import Region, RegionError
 from graph.context import Context, settings
 from graph.state import State, event
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment
+from nodes.region_generation import offered
 from retrieval_corpus.corpus import CATEGORIES
 
 PLAN_SCHEMA: dict[str, Any] = {
@@ -51,15 +57,22 @@ def analyse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "profile": ((state.get("profile") or {}).get("text") or ""),
         "previous": tried,
     }
-    messages = build_messages("analysis", ctx.ambition, ctx.backend, ctx.prompts, values)
+    menu = _region_menu(state, ctx)
+    ids = [r.id for r, _ in menu[0]] if menu is not None else []
+    if menu is not None:
+        node, schema = "region_analysis", region_plan_schema(ids)
+        values["regions"] = menu_text(menu[0], menu[1])
+    else:
+        node, schema = "analysis", PLAN_SCHEMA
+    messages = build_messages(node, ctx.ambition, ctx.backend, ctx.prompts, values)
     reply = shared_model().chat(
         messages,
         max_tokens=max(128, ctx.max_tokens // 4),
         temperature=0.0,
         seed=ctx.seed,
-        json_schema=PLAN_SCHEMA,
+        json_schema=schema,
     )
-    plan = parse_plan(reply.text)
+    plan = parse_plan(reply.text) if menu is None else parse_region_plan(reply.text, ids)
     trace = event(
         "analysis",
         state.get("round", 0),
@@ -69,7 +82,12 @@ def analyse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
         inputs={"replan": bool(previous), "ambition": ctx.ambition},
-        outputs={"summary": plan["summary"][:200], "ops": len(plan["ops"]), "valid": plan["valid"]},
+        outputs={
+            "summary": plan["summary"][:200],
+            "ops": len(plan.get("ops") or plan.get("regions") or []),
+            "valid": plan["valid"],
+            "format": plan.get("format", "program"),
+        },
     )
     return {"plan": plan, "events": [trace]}
 
@@ -86,3 +104,65 @@ def parse_plan(text: str) -> dict[str, Any]:
         return {"summary": str(data.get("summary", "")), "ops": ops, "valid": True}
     except (ValueError, TypeError, AttributeError):
         return {"summary": text.strip()[:500], "ops": [], "valid": False}
+
+
+def _region_menu(state: State, ctx: Context) -> tuple[list[tuple[Region, Any]], dict[str, float]] | None:
+    """The offered regions and their measured shares in region mode; None where the plan is a program's
+    (program format, the cpu backend, a task the framework cannot cut: generation falls back alike)."""
+    if ctx.format != "regions" or ctx.backend != "cuda":
+        return None
+    try:
+        return offered(state["task"]["source"], ctx.ambition, state.get("profile"))
+    except RegionError:
+        return None
+
+
+def menu_text(parts: list[tuple[Region, Any]], shares: dict[str, float]) -> str:
+    """One block per offered region: id, kind, measured share (where profiled) and its PyTorch lines."""
+    blocks = []
+    for region, _ in parts:
+        share = f", {100 * shares[region.id]:.0f}% of the measured GPU time" if region.id in shares else ""
+        lines = "\n".join(f"    {step.code}" for step in region.steps)
+        blocks.append(f"- {region.id} ({region.kind}{share}):\n{lines}")
+    return "\n".join(blocks)
+
+
+def region_plan_schema(ids: list[str]) -> dict[str, Any]:
+    """The region plan's JSON schema: regions chosen from the offered ids, one line of plan each."""
+    return {
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string"},
+            "regions": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": len(ids),
+                "items": {
+                    "type": "object",
+                    "properties": {"id": {"type": "string", "enum": ids}, "plan": {"type": "string"}},
+                    "required": ["id", "plan"],
+                },
+            },
+        },
+        "required": ["summary", "regions"],
+    }
+
+
+def parse_region_plan(text: str, ids: list[str]) -> dict[str, Any]:
+    """The chosen regions in graph order, each with its plan line (at most 300 characters). A reply that is
+    not the schema's JSON, or chooses nothing offered, plans every offered region without a note."""
+    chosen: dict[str, str] = {}
+    summary, valid = "", False
+    try:
+        data = json.loads(text)
+        summary = str(data.get("summary", ""))
+        for item in data.get("regions") or []:
+            if isinstance(item, dict) and item.get("id") in ids:
+                chosen.setdefault(str(item["id"]), " ".join(str(item.get("plan", "")).split())[:300])
+        valid = bool(chosen)
+    except (ValueError, TypeError, AttributeError):
+        summary = text.strip()[:500]
+    if not chosen:
+        chosen = dict.fromkeys(ids, "")
+    regions = [{"id": rid, "plan": chosen[rid]} for rid in ids if rid in chosen]
+    return {"summary": summary, "regions": regions, "valid": valid, "format": "regions"}

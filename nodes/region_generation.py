@@ -4,10 +4,11 @@ writes, one per region the ambition offers.
 The framework traces the task, cuts it into regions, offers some by ambition and renders each contract;
 the model writes only kernel bodies (nodes.region_writer: local lint + NVRTC, repairs sampled with
 temperature). Sample 0 is greedy and the others sample cooler than whole programs (greedy scored best in
-the probe). From the second round on, a region whose own check on the GPU host was right keeps its body;
-one that was wrong is repaired from what the GPU said (the element, expected and got), one that crashed
-from the error. The program is the evaluator's region kind (evaluator.regions.export with NVRTC), and the
-job line carries the regions so each kernel is also judged alone.
+the probe). From the second round on, each region follows its route from triage (nodes.region_triage):
+kept where the GPU host found it right, repaired from what the GPU said where it was wrong, and, once the
+whole candidate is strictly correct, its costliest region rewritten for speed ("fast second"). The
+program is the evaluator's region kind (evaluator.regions.export with NVRTC), and the job line carries
+the regions so each kernel is also judged alone.
 """
 
 from __future__ import annotations
@@ -64,15 +65,18 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
     task, round_, sample = inp["task"], inp.get("round", 0), inp["sample"]
     profile = inp.get("profile") or {}
     parts, shares = offered(task["source"], ctx.ambition, profile)
-    repairs = _repairs(inp.get("last"), [region.id for region, _ in parts])
+    notes = _planned(inp.get("plan"))
+    if notes:  # the agent's analysis chose among the offered regions
+        parts = [(region, contract) for region, contract in parts if region.id in notes] or parts
+    routes = _routes(inp.get("feedback"), inp.get("last"))
     # Greedy once: a later round's greedy answer to the same prompt would only repeat it.
     temperature = 0.0 if (sample, round_) == (0, 0) else min(ctx.temperature, SAMPLE_TEMPERATURE)
     written: list[Written] = []
     attempts: dict[str, RegionAttempt] = {}
     for k, (region, contract) in enumerate(parts):
-        repair = repairs.get(region.id)
-        if repair is not None and repair[1] is None:  # right on the GPU last round: kept as it was
-            written.append(Written(region, contract, repair[0]))
+        route, text, before = routes.get(region.id, ("fresh", "", None))
+        if route == "keep":  # right on the GPU last round: kept as it was
+            written.append(Written(region, contract, before))
             continue
         attempt = write_region(
             contract,
@@ -80,11 +84,19 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
             seed=seed + 100 * k,
             ambition=ctx.ambition,
             prompts=ctx.prompts,
-            previous=(repair[0], repair[1]) if repair is not None and repair[1] is not None else None,
-            context=_share_text(shares.get(region.id), profile.get("device")),
+            previous=(before or "", text) if route in ("compile", "values", "fault") else None,
+            optimise=(before, text) if route == "optimise" else None,
+            context=_context(
+                shares.get(region.id),
+                profile.get("device"),
+                notes.get(region.id, ""),
+                [e["text"] for e in inp.get("examples") or [] if e.get("region") == region.id],
+            ),
         )
         attempts[region.id] = attempt
-        written.append(Written(region, contract, attempt.body))
+        # A rewrite that fails the local checks is not worth a GPU run: the correct body stands.
+        fallback = route == "optimise" and not attempt.ok
+        written.append(Written(region, contract, before if fallback else attempt.body))
     problem = problem_from_dict(task)
     code = export_program(problem, written, "nvrtc")
     answers = "\n\n".join(f"// region {rid}\n{a.history[-1]['answer']}" for rid, a in attempts.items())
@@ -97,6 +109,8 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
         "code": code,
         "regions": region_markers(written),
         "bodies": {w.region.id: w.body for w in written},
+        "region_ops": {w.region.id: list(dict.fromkeys(s.target for s in w.region.steps)) for w in written},
+        "costliest": max(parts, key=lambda p: (shares.get(p[0].id, -1.0), p[0].cost))[0].id,
         "local_ok": all(a.ok for a in attempts.values()),
         "prompt_tokens": sum(a.prompt_tokens for a in attempts.values()),
         "completion_tokens": sum(a.completion_tokens for a in attempts.values()),
@@ -117,7 +131,7 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
             "seed": seed,
             "temperature": temperature,
             "regions": [w.region.id for w in written],
-            "repaired": sorted(rid for rid, r in repairs.items() if r[1] is not None),
+            "routes": {rid: r[0] for rid, r in routes.items()},
             "profile_shares": {rid: round(v, 4) for rid, v in shares.items()} or None,
         },
         outputs={
@@ -130,53 +144,34 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
     return {"pending": [candidate], "events": [trace]}
 
 
-def _share_text(share: float | None, device: str | None) -> str:
-    """The region's measured weight, for the prompt (profiling_guided's profile; nothing without one)."""
-    if share is None:
-        return ""
-    return fragment(
-        "region/share", {"percent": f"{100 * share:.0f}", "device": device or "the profiled device"}
-    )
-
-
-def _repairs(last: dict[str, Any] | None, ids: list[str]) -> dict[str, tuple[str, str | None]]:
-    """Region id -> (its body last round, what to fix: None when its own GPU check was right).
-
-    Nothing when there was no region candidate last round, or when every region was right (the round
-    then samples afresh: a correct candidate rewritten as it was would teach nothing)."""
-    if not last or last.get("format") != "regions" or not last.get("bodies"):
+def _planned(plan: dict[str, Any] | None) -> dict[str, str]:
+    """Region id -> its plan line, from a region-mode analysis (nothing from a program plan or none)."""
+    if not plan or plan.get("format") != "regions":
         return {}
-    verdict = last.get("verdict") or {}
-    checks = {c.get("id"): c for c in (verdict.get("evidence") or {}).get("regions") or []}
-    out: dict[str, tuple[str, str | None]] = {}
-    for rid in ids:
-        body = last["bodies"].get(rid)
-        if body is None:
-            continue
-        check = checks.get(rid)
-        out[rid] = (
-            body,
-            None if check and check.get("verdict") == "correct" else _what_the_gpu_said(verdict, check),
-        )
-    return {} if all(fix is None for _, fix in out.values()) else out
+    return {str(p["id"]): str(p.get("plan") or "") for p in plan.get("regions") or []}
 
 
-def _what_the_gpu_said(verdict: dict[str, Any], check: dict[str, Any] | None) -> str:
-    """The GPU host's finding for one region, in the terms of its kernel: the element, or the error."""
-    if check and check.get("first_mismatch_index") is not None:
-        where = ", ".join(str(i) for i in check["first_mismatch_index"])
-        wrong = check["first_mismatch"]
-        return (
-            f"On the GPU, with random inputs in [-1, 1), your kernel wrote out[{where}] = {wrong['got']:.6g} "
-            f"where PyTorch gives {wrong['expected']:.6g} ({check.get('mismatches', '?')} of "
-            f"{check.get('numel', '?')} elements wrong). Follow the PyTorch lines step by step."
-        )
-    if check and check.get("reason"):
-        return (
-            f"On the GPU the kernel's output was wrong: {check['reason']} (expected {check.get('expected')}, "
-            f"got {check.get('got')})."
-        )
-    kind = verdict.get("verdict", "an error")
-    log = str(verdict.get("log_tail") or "").strip().splitlines()[-6:]
-    hint = " Check that every index stays inside its tensor." if kind == "runtime_error" else ""
-    return f"On the GPU the candidate ended in {kind}.{hint}\n" + "\n".join(log)
+def _context(share: float | None, device: str | None, plan: str, examples: list[str]) -> str:
+    """What the prompt carries under the region's facts: its measured weight (profiling_guided's profile),
+    the analysis's plan line and kernel-only examples of its kind (the agent); nothing without them."""
+    parts = []
+    if share is not None:
+        values = {"percent": f"{100 * share:.0f}", "device": device or "the profiled device"}
+        parts.append(fragment("region/share", values))
+    if plan:
+        parts.append(fragment("region/plan", {"plan": plan}))
+    parts += [fragment("region/example", {"example": text}) for text in examples]
+    return "\n\n".join(parts)
+
+
+def _routes(feedback: dict[str, Any] | None, last: dict[str, Any] | None) -> dict[str, tuple[str, str, Any]]:
+    """Region id -> (route, what triage said, its body last round), from the region triage of the last
+    candidate (nodes.region_triage); nothing in the first round or after a whole-program candidate."""
+    if not feedback or feedback.get("source") != "regions" or not last or last.get("format") != "regions":
+        return {}
+    bodies = last.get("bodies") or {}
+    return {
+        rid: (r["route"], r.get("text", ""), bodies[rid])
+        for rid, r in (feedback.get("regions") or {}).items()
+        if rid in bodies
+    }

@@ -53,15 +53,21 @@ def write_region(
     ambition: str = "moderate",
     prompts: dict[str, str] | None = None,
     previous: tuple[str, str] | None = None,
+    optimise: tuple[str, str] | None = None,
     context: str = "",
 ) -> RegionAttempt:
     """Ask for a body, check it locally, repair up to `repairs` times; the last answer is the result.
 
     `previous` is (an earlier body, what the GPU host said of it): the first answer is then already a
-    repair of that body, sampled like every repair. `context` goes under the facts (e.g. the region's
-    share of the reference's measured time)."""
+    repair of that body, sampled like every repair. `optimise` is (a body the GPU host found strictly
+    correct, its measured time): the first answer is a faster rewrite of it under the same contract ("fast
+    second"), sampled too. `context` goes under the facts (e.g. the region's share of the reference's
+    measured time)."""
     model = model or shared_model()
-    if previous is None:
+    if optimise is not None:
+        values = {"facts": contract.facts, "context": context, "body": optimise[0], "timing": optimise[1]}
+        messages = build_messages("region_optimise", ambition, "cuda", prompts, values)
+    elif previous is None:
         messages = build_messages(
             "region", ambition, "cuda", prompts, {"facts": contract.facts, "context": context}
         )
@@ -75,7 +81,7 @@ def write_region(
         messages = build_messages("region_repair", ambition, "cuda", prompts, values)
     attempt = RegionAttempt(body="", source="", ok=False, errors="", rounds=0)
     for round_ in range(repairs + 1):
-        repairing = round_ > 0 or previous is not None
+        repairing = round_ > 0 or previous is not None or optimise is not None
         reply = model.chat(
             messages,
             max_tokens=max_tokens,

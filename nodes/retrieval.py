@@ -1,4 +1,7 @@
-"""Retrieval: the corpus examples closest to the plan, for the generation prompt."""
+"""Retrieval: the corpus examples closest to the plan, for the generation prompt.
+
+In region mode each region the plan keeps gets kernel-only examples of its own kind (a corpus region with
+its body, rendered as a contract: retrieval_corpus.region_examples), found by the region's PyTorch lines."""
 
 from __future__ import annotations
 
@@ -9,8 +12,11 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, settings
 from graph.state import State, event
+from nodes.region_generation import offered
+from retrieval_corpus.region_examples import from_hit
 from tools.retriever import search_examples
 
+REGION_POOL = 64  # the whole corpus ranked before the kind filter (few examples carry region bodies)
 KEEP = ("id", "title", "category", "techniques", "when_to_use", "speedup", "solution")
 
 
@@ -27,6 +33,8 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Top-k examples; a category filter first, widened to the whole corpus when it finds too few."""
     ctx = settings(runtime)
     started = time.perf_counter()
+    if (state.get("plan") or {}).get("format") == "regions":
+        return _retrieve_regions(state, ctx, started)
     query, category = plan_query(state)
     found = search_examples(query, ctx.retrieval_k, category) if category else []
     if len(found) < ctx.retrieval_k:
@@ -41,3 +49,41 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         outputs={"examples": [e["id"] for e in examples]},
     )
     return {"examples": examples, "events": [trace]}
+
+
+def _retrieve_regions(state: State, ctx: Context, started: float) -> dict[str, Any]:
+    """Up to retrieval_k region examples for each planned region: the search ranks the corpus by the
+    region's PyTorch lines, and only examples of the region's kind (map, reduce, contraction) are kept."""
+    planned = {p["id"] for p in state["plan"]["regions"]}
+    parts, _ = offered(state["task"]["source"], ctx.ambition, state.get("profile"))
+    examples: list[dict[str, Any]] = []
+    queries = {}
+    for region, _ in parts:
+        if region.id not in planned or ctx.retrieval_k <= 0:
+            continue
+        queries[region.id] = " ".join(step.code for step in region.steps)[:400]
+        found = [
+            shown
+            for hit in search_examples(f"{region.kind} {queries[region.id]}", REGION_POOL, None)
+            for shown in from_hit(hit)
+            if shown.kind == region.kind
+        ]
+        examples += [
+            {"id": f"{s.example_id}/{s.region_id}", "region": region.id, "kind": s.kind, "text": s.text()}
+            for s in found[: ctx.retrieval_k]
+        ]
+    trace = event(
+        "retrieval",
+        state.get("round", 0),
+        seconds=time.perf_counter() - started,
+        inputs={"queries": queries, "k": ctx.retrieval_k, "format": "regions"},
+        outputs={"examples": _ids_by_region(examples)},
+    )
+    return {"examples": examples, "events": [trace]}
+
+
+def _ids_by_region(examples: list[dict[str, Any]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for e in examples:
+        out.setdefault(e["region"], []).append(e["id"])
+    return out

@@ -25,6 +25,7 @@ from graph.state import State, event
 from nodes.generation import fan_out
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment
+from nodes.region_triage import region_routes
 from nodes.select import best_of, rank
 from retrieval_corpus.error_notes import classify, match_error_notes, note_for
 
@@ -161,10 +162,11 @@ def triage(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     error = real_error(verdict)
     messages, reply = None, None
     if last.get("format") == "regions":
-        # Region candidates carry their own finding per region (the element, or the error), which the
-        # next round's region writer shows: no diagnosis of the framework's program is needed.
+        # The verdict judged each region alone: its route (keep, compile, values, fault, or a fast second
+        # once all is right) comes off it without a model call (nodes.region_triage).
+        routes = region_routes(last)
         feedback = {"category": str(verdict.get("verdict")), "instruction": fragment("triage/regions"),
-                    "source": "regions"}
+                    "source": "regions", "regions": routes}
     elif ctx.feedback == "naive":
         feedback = {"category": str(verdict.get("verdict")), "instruction": fragment("triage/naive"),
                     "source": "naive"}
@@ -186,7 +188,8 @@ def triage(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                   completion_tokens=reply.completion_tokens if reply else 0,
                   inputs={"candidate": last.get("id"), "verdict": verdict.get("verdict")},
                   outputs={"category": feedback["category"], "instruction": feedback["instruction"],
-                           "source": feedback["source"], "route": route})
+                           "source": feedback["source"], "route": route,
+                           "regions": {k: v["route"] for k, v in (feedback.get("regions") or {}).items()}})
     return {"feedback": feedback, "round": round_ + 1, "route": route,
             "replans": state.get("replans", 0) + (route == "replan"), "events": [trace]}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Callable
@@ -72,13 +73,14 @@ class ScriptedModel:
             schema = kwargs.get("json_schema")
             if schema is None:
                 return "generate"
-            return "plan" if "ops" in schema["properties"] else "triage"
+            return "plan" if {"ops", "regions"} & set(schema["properties"]) else "triage"
 
         return [c for c in self.calls if role(c[1]) == kind]
 
 
 PLAN = ('{"summary": "fuse the relu", "ops": [{"op": "torch.relu(x)", "action": "replace", '
         '"category": "activation"}]}')
+REGION_PLAN = "one thread per element, the steps in order"
 DIAGNOSIS = ('{"reference_math": "max(x, 0)", "kernel_math": "min(x, 0)", "wrong_line": "o = fminf(x, 0);", '
              '"fixed_line": "o = fmaxf(x, 0);"}')
 
@@ -88,6 +90,9 @@ def default_reply(generate: Callable[[list[dict[str, str]], dict[str, Any]], str
 
     def reply(messages: list[dict[str, str]], kwargs: dict[str, Any]) -> str:
         schema = kwargs.get("json_schema")
+        if schema is not None and "regions" in schema["properties"]:  # region mode: the first offered
+            first = schema["properties"]["regions"]["items"]["properties"]["id"]["enum"][0]
+            return json.dumps({"summary": "one kernel", "regions": [{"id": first, "plan": REGION_PLAN}]})
         if schema is not None:
             return PLAN if "ops" in schema["properties"] else DIAGNOSIS
         return generate(messages, kwargs)

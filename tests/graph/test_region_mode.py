@@ -158,3 +158,73 @@ def test_profiling_guided_offers_the_measured_costliest_region_and_says_its_shar
     assert "this region is about 40% of the reference model's GPU time on NVIDIA H200" in prompt
     event = next(e for e in state["events"] if e["node"] == "generate")
     assert event["inputs"]["profile_shares"] == {"r2": 0.4, "r7": 0.1}
+
+
+LAYER_NORM = "level2/3_ConvTranspose3d_Sum_LayerNorm_AvgPool_GELU.py"
+
+
+def _corpus_hits(query: str, k: int, category: str | None) -> list[dict[str, Any]]:
+    """The packaged corpus's examples that carry region bodies, as search results (no ranking needed)."""
+    from retrieval_corpus.corpus import load_examples
+
+    return [e.to_result(1.0) for e in load_examples() if e.region_bodies][:k]
+
+
+def test_the_agent_plans_from_the_partition_and_shows_kernel_only_examples_of_the_kind(
+    scripted, kernelbench_dir: Path
+) -> None:
+    """Analysis picks among the offered regions (r1, r2, r4 at moderate); retrieval gives the picked one
+    whole examples of its own kind (map), which the region prompt shows under the plan line."""
+    from graph_fakes import REGION_PLAN
+
+    from tools.retriever import RETRIEVER
+
+    task = problem_to_dict(load_problem(kernelbench_dir / LAYER_NORM))
+    model = scripted(lambda m, kw: "```cuda\nfloat t1 = t0 + sum_weight;\n```")
+    ctx = Context(format="regions", rounds=1, retrieval_k=1)
+    with RETRIEVER.use(_corpus_hits), EVALUATOR.use(lambda jobs: [_region_verdict(j, ok=True) for j in jobs]):
+        state = compile_graph("agent").invoke({"task": task}, context=ctx)
+    (plan_call,) = model.calls_for("plan")
+    menu = plan_call[0][-1]["content"]
+    assert "The regions you may choose" in menu and "- r2 (reduce):" in menu and "- r0 " not in menu
+    assert state["plan"]["regions"] == [{"id": "r1", "plan": REGION_PLAN}]
+    (example,) = state["examples"]
+    assert example["region"] == "r1" and example["kind"] == "map"
+    (write,) = model.calls_for("generate")
+    prompt = write[0][-1]["content"]
+    assert f"Plan for this kernel: {REGION_PLAN}" in prompt
+    assert "An example: a kernel of the same kind from another model" in prompt and example["text"] in prompt
+    assert list(state["best"]["bodies"]) == ["r1"]  # only the region the plan chose
+
+
+def _timed(job: dict[str, Any], ok: bool, ms: float) -> dict[str, Any]:
+    verdict = _region_verdict(job, ok)
+    if ok:
+        verdict["speedup_eager"] = 1.0 / ms
+        verdict["evidence"]["timing"] = {"candidate": {"ms": ms}, "reference_eager": {"ms": 1.0}}
+    return verdict
+
+
+@pytest.mark.parametrize("second_ok", [True, False])
+def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_faster(
+    scripted, task, second_ok
+) -> None:
+    bodies = iter(["```cuda\nfloat t1 = A * s;\n```", "```cuda\nfloat t1 = __fmul_rn(A, s);\n```"])
+    model = scripted(lambda m, kw: next(bodies))
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [_timed(j, ok=second_ok or "__fmul_rn" not in j["code"],
+                       ms=0.5 if "__fmul_rn" in j["code"] else 2.0) for j in jobs]
+
+    ctx = Context(format="regions", rounds=2, stop_on="faster")
+    with EVALUATOR.use(judge):
+        state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
+    (first, second) = model.calls_for("generate")
+    prompt = second[0][-1]["content"]
+    assert "You make one CUDA kernel faster" in second[0][0]["content"]
+    assert "These lines are correct:\n```cuda\nfloat t1 = A * s;\n```" in prompt
+    assert "they take 2 ms per call, where PyTorch takes 1 ms (0.50x)" in prompt
+    assert second[1]["temperature"] > 0
+    assert state["feedback"]["regions"]["r0"]["route"] == "optimise"
+    kept = "float t1 = __fmul_rn(A, s);" if second_ok else "float t1 = A * s;"
+    assert state["best"]["bodies"] == {"r0": kept}
