@@ -37,11 +37,12 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
         guard.Guard.active = False
         return _fail(result, recorder, "load", exc)
     guard.Guard.active = False
-    # Everything above (imports, loading the extension) overlaps the previous candidate's GPU work;
-    # from here on this process has the device to itself.
+    # Everything above (imports, loading the extension, the CUDA context and the profiler's start-up)
+    # overlaps the previous candidate's GPU work; from here on this process has the device to itself.
+    dev = select_device(config)
+    harness.warm_up(dev, profiler=config.strict)
     acquire_device(spec, scratch)
     result.update(stage="reference")  # "load" ends here: it includes the wait for the device
-    dev = select_device(config)
 
     def init_inputs() -> list[Any]:
         torch.manual_seed(config.seed)
