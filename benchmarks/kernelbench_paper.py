@@ -44,53 +44,59 @@ class Config:
     needs_profiles: bool = False
 
 
+SETUPS: tuple[Config, ...] = (
+    Config("zero_shot", ("--preset", "zero-shot"), "zero-shot, greedy, n=1"),
+    Config(
+        "profiling_guided",
+        ("--preset", "profiling-guided", "--set", f"profiles={PROFILES}"),
+        "profiling-guided, conservative, greedy, n=1",
+        needs_profiles=True,
+    ),
+    Config(
+        "iterative_refinement",
+        ("-s", "iterative_refinement", "-n", "1", "-k", "3", "--temperature", "0"),
+        "iterative refinement on execution feedback, greedy, n=1, 3 rounds",
+    ),
+    Config(
+        "repaired_agent",
+        ("--preset", "repaired-agent", "-n", "1", "-k", "3"),
+        "repaired agent (moderate, retrieval, focused triage), n=1, 3 rounds",
+    ),
+    Config(
+        "naive_agent",
+        ("--preset", "naive-agent", "-k", "3"),
+        "naive agent (aggressive, raw log + 'fix it', no retrieval), n=1, 3 rounds",
+    ),
+    Config(
+        "profiling_guided_n8",
+        ("--preset", "profiling-guided", "-n", "8", "--temperature", "0.8", "--set", f"profiles={PROFILES}"),
+        "profiling-guided, 8 samples at T=0.8: the best-of-n curve",
+        needs_profiles=True,
+    ),
+    Config(
+        "repaired_agent_n8",
+        ("--preset", "repaired-agent", "-n", "8", "-k", "1"),
+        "repaired agent, one round of 8 samples at T=0.7: the best-of-n curve",
+    ),
+)
+REGIONS = "_regions"  # the suffix of a setup's region-format configuration
+
+
+def _in_format(setup: Config, fmt: str) -> Config:
+    """The setup as the paper ran it (the model writes whole programs) or on region contracts."""
+    suffix = REGIONS if fmt == "regions" else ""
+    what = setup.what + (", region contracts" if suffix else ", whole programs")
+    return Config(setup.name + suffix, (*setup.args, "--format", fmt), what, setup.needs_profiles)
+
+
 CONFIGS: dict[str, Config] = {
-    c.name: c
-    for c in (
-        Config("zero_shot", ("--preset", "zero-shot"), "zero-shot, greedy, n=1"),
-        Config(
-            "profiling_guided",
-            ("--preset", "profiling-guided", "--set", f"profiles={PROFILES}"),
-            "profiling-guided, conservative, greedy, n=1",
-            needs_profiles=True,
-        ),
-        Config(
-            "iterative_refinement",
-            ("-s", "iterative_refinement", "-n", "1", "-k", "3", "--temperature", "0"),
-            "iterative refinement on execution feedback, greedy, n=1, 3 rounds",
-        ),
-        Config(
-            "repaired_agent",
-            ("--preset", "repaired-agent", "-n", "1", "-k", "3"),
-            "repaired agent (moderate, retrieval, focused triage), n=1, 3 rounds",
-        ),
-        Config(
-            "naive_agent",
-            ("--preset", "naive-agent", "-k", "3"),
-            "naive agent (aggressive, raw log + 'fix it', no retrieval), n=1, 3 rounds",
-        ),
-        Config(
-            "profiling_guided_n8",
-            (
-                "--preset",
-                "profiling-guided",
-                "-n",
-                "8",
-                "--temperature",
-                "0.8",
-                "--set",
-                f"profiles={PROFILES}",
-            ),
-            "profiling-guided, 8 samples at T=0.8: the best-of-n curve",
-            needs_profiles=True,
-        ),
-        Config(
-            "repaired_agent_n8",
-            ("--preset", "repaired-agent", "-n", "8", "-k", "1"),
-            "repaired agent, one round of 8 samples at T=0.7: the best-of-n curve",
-        ),
-    )
+    c.name: c for fmt in ("program", "regions") for c in (_in_format(s, fmt) for s in SETUPS)
 }
+
+
+def config_format(name: str) -> str:
+    """Which format a configuration's name says it ran in."""
+    return "regions" if name.endswith(REGIONS) else "program"
 
 
 def run_dir(runs: Path, name: str) -> Path:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.kernelbench_paper import REGIONS
 from evaluator.config import EvalConfig
 from graph.runner.jsonl import read_jsonl
 from graph.runner.report import metrics
@@ -98,6 +99,44 @@ def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: (row["config"], row["level"] == "all", row["level"]))
 
 
+def format_pairs(rows: list[dict[str, Any]]) -> list[tuple[str, str, dict | None, dict | None]]:
+    """(setup, level, its program row, its regions row) for every setup run in either format."""
+    by = {(r["config"], r["level"]): r for r in rows}
+    keys = dict.fromkeys((c.removesuffix(REGIONS), level) for c, level in by)
+    return [(setup, level, by.get((setup, level)), by.get((setup + REGIONS, level))) for setup, level in keys]
+
+
+def _pair(program: dict | None, regions: dict | None, fmt: Callable[[dict], str]) -> str:
+    return " / ".join(fmt(r) if r else "-" for r in (program, regions))
+
+
+def format_table(rows: list[dict[str, Any]]) -> list[str]:
+    """The two formats side by side per setup and level: whole programs / region contracts."""
+
+    def x(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f}x"
+
+    columns = [
+        ("tasks", lambda r: str(r["tasks"])),
+        ("correct %", lambda r: f"{r['correct_pct']:.0f}"),
+        ("correct (KB) %", lambda r: f"{r['correct_kernelbench_pct']:.0f}"),
+        ("fast_1 %", lambda r: f"{r['fast_1_pct']:.0f}"),
+        ("speedup vs eager", lambda r: x(r["geomean_speedup_eager"])),
+        ("speedup vs compile", lambda r: x(r["geomean_speedup_compile"])),
+        ("tokens / task", lambda r: f"{r['tokens_per_task']:.0f}"),
+        ("CPU s / task", lambda r: f"{r['seconds_per_task']:.0f}"),
+    ]
+    lines = [
+        "| setup | level | " + " | ".join(name for name, _ in columns) + " |",
+        "|---|---|" + "---|" * len(columns),
+    ]
+    ordered = sorted(format_pairs(rows), key=lambda p: (p[0], p[1] == "all", p[1]))
+    for setup, level, program, regions in ordered:
+        cells = " | ".join(_pair(program, regions, fmt) for _, fmt in columns)
+        lines.append(f"| {setup} | {level} | {cells} |")
+    return lines
+
+
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Probability that k of n candidates (c of them good), drawn without replacement, hold a good one."""
     if k > n:
@@ -178,6 +217,15 @@ def markdown(
             f"| {fmt(r['median_custom_share'], '.2f', '')} | {r['tokens_per_task']:.0f} "
             f"| {r['seconds_per_task']:.0f} |"
         )
+    lines += [
+        "",
+        "## Whole programs / region contracts",
+        "",
+        "Each cell: the setup with the model writing whole `ModelNew` programs (the paper's format) / on "
+        "region contracts (the framework writes everything but each kernel's body; `--format regions`).",
+        "",
+        *format_table(rows),
+    ]
     if curves:
         lines += [
             "",
@@ -230,6 +278,7 @@ def plots(rows: list[dict[str, Any]], curves: dict[str, Any], common: dict[str, 
     fig.tight_layout()
     fig.savefig(out_dir / "strategies.png", dpi=120)
     plt.close(fig)
+    _formats_plot(rows, out_dir)
     if curves:
         panels = [("each run's finished tasks", curves)]
         if common:
@@ -240,6 +289,25 @@ def plots(rows: list[dict[str, Any]], curves: dict[str, Any], common: dict[str, 
         fig.tight_layout()
         fig.savefig(out_dir / "best_of_n.png", dpi=120)
         plt.close(fig)
+
+
+def _formats_plot(rows: list[dict[str, Any]], out_dir: Path) -> None:
+    """Strict correct % per setup over all levels, whole programs beside region contracts."""
+    import matplotlib.pyplot as plt
+
+    pairs = [p for p in format_pairs(rows) if p[1] == "all"]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    x = range(len(pairs))
+    for offset, k, label in ((-0.2, 2, "whole programs"), (0.2, 3, "region contracts")):
+        heights = [(p[k] or {}).get("correct_pct", 0.0) for p in pairs]
+        ax.bar([i + offset for i in x], heights, 0.4, label=label)
+    ax.set_xticks(list(x), [p[0] for p in pairs], fontsize=7)
+    ax.set_ylabel("% of tasks strictly correct")
+    ax.set_title("The same setups in both formats, all levels")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out_dir / "formats.png", dpi=120)
+    plt.close(fig)
 
 
 def _best_of_n_panel(ax: Any, curves: dict[str, Any], title: str) -> None:

@@ -324,3 +324,20 @@ def test_report_on_a_fresh_checkout_keeps_the_committed_tasks_of_every_configura
         ("repaired_agent_n8", "b"),
         ("zero_shot", "a"),
     ]
+
+
+def test_every_setup_runs_in_both_formats_and_the_report_sets_them_side_by_side(tmp_path: Path) -> None:
+    assert paper.CONFIGS["zero_shot"].args[-2:] == ("--format", "program")
+    assert paper.CONFIGS["zero_shot_regions"].args[-2:] == ("--format", "regions")
+    assert {paper.config_format(name) for name in paper.CONFIGS} == {"program", "regions"}
+    assert len(paper.CONFIGS) == 2 * len(paper.SETUPS)
+    _write(tmp_path / "runs" / "zero_shot" / "results.jsonl", [_record("x", 1, ["compile_error"])])
+    _write(
+        tmp_path / "runs" / "zero_shot_regions" / "results.jsonl",
+        [_record("x", 1, ["correct"], correct_strict=True, correct_kernelbench=True, speedup_eager=1.5)],
+    )
+    out = tmp_path / "out"
+    assert report.write_report(tmp_path / "runs", ["zero_shot", "zero_shot_regions"], out) == 0
+    table = (out / "table.md").read_text()
+    assert "| zero_shot | all | 1 / 1 | 0 / 100 | 0 / 100 | 0 / 100 | - / 1.50x |" in table
+    assert (out / "formats.png").stat().st_size > 0
