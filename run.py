@@ -196,10 +196,20 @@ def parse_fields(items: list[str]) -> dict[str, Any]:
     return fields
 
 
-def default_backend() -> str:
+def default_backend(fmt: str | None) -> tuple[str, bool]:
+    """The backend where none was asked for, and whether evaluation must wait for a GPU host.
+
+    A GPU here: cuda, judged here. None: region kernels are still CUDA (written and checked here with
+    NVRTC; their jobs go to a GPU host), while whole programs fall back to C++ kernels on the CPU."""
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    from graph.context import Context
+
+    if torch.cuda.is_available():
+        return "cuda", False
+    if (fmt or Context().format) == "regions":
+        return "cuda", True
+    return "cpu", False
 
 
 def new_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -228,7 +238,9 @@ def new_settings(args: argparse.Namespace) -> dict[str, Any]:
     if args.prompt:
         fields["prompts"] = parse_prompts(args.prompt)
     if "backend" not in fields and "backend" not in preset_fields:
-        fields["backend"] = default_backend()
+        fields["backend"], deferred = default_backend(fields.get("format", preset_fields.get("format")))
+        if deferred and "evaluator" not in fields and "evaluator" not in preset_fields:
+            fields["evaluator"] = "deferred"
     strategies = args.strategy or ([PRESETS[args.preset].strategy] if args.preset else list(STRATEGIES))
     tasks = select_tasks(args.kernelbench_dir, args.level, args.problems, args.tasks)
     return {

@@ -48,7 +48,7 @@ class Context:
         "traces the task, offers regions by ambition and writes everything but each region kernel's body, "
         "which the model writes (checked here with NVRTC; judged as the evaluator's region kind, CUDA only). "
         "A task that cannot be traced, or the cpu backend, falls back to program; the trace says why.")
-    ] = "program"
+    ] = "regions"
     temperature: Annotated[float, _doc(
         "Sampling temperature of generation (0 = greedy; analysis and triage stay greedy).", ge=0.0)] = 0.7
     prompts: Annotated[dict[str, str], _doc(

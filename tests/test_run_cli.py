@@ -69,6 +69,18 @@ def test_help_says_what_the_default_run_does_and_costs() -> None:
     assert "45-60 minutes" in out.stdout
 
 
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="the CPU host's defaults")
+def test_a_host_without_a_gpu_writes_region_kernels_and_defers_judging_them() -> None:
+    """Region kernels are CUDA whatever the host: written and NVRTC-checked here, judged on a GPU host;
+    whole programs on such a host fall back to C++ kernels judged here."""
+    fields = run.new_settings(run.build_parser().parse_args([]))["context_fields"]
+    assert (fields["backend"], fields["evaluator"]) == ("cuda", "deferred") and Context().format == "regions"
+    fields = run.new_settings(run.build_parser().parse_args(["--format", "program"]))["context_fields"]
+    assert fields["backend"] == "cpu" and "evaluator" not in fields
+    fields = run.new_settings(run.build_parser().parse_args(["--evaluator", "local"]))["context_fields"]
+    assert (fields["backend"], fields["evaluator"]) == ("cuda", "local")
+
+
 def test_flag_choices_and_defaults_come_from_the_context() -> None:
     parser = run.build_parser()
     actions = {a.dest: a for a in parser._actions}
