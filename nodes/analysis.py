@@ -20,6 +20,9 @@ from nodes.prompt_files import build_messages, fragment
 from nodes.region_generation import offered
 from retrieval_corpus.corpus import CATEGORIES
 
+# The grammar bounds a region plan's strings: a small model's free text runs on (89 s for one analysis
+# on this host under load, most of it a summary nobody reads), and a plan line is meant to be one line.
+PLAN_LINE = 240
 PLAN_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -132,14 +135,17 @@ def region_plan_schema(ids: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "summary": {"type": "string"},
+            "summary": {"type": "string", "maxLength": 200},
             "regions": {
                 "type": "array",
                 "minItems": 1,
                 "maxItems": len(ids),
                 "items": {
                     "type": "object",
-                    "properties": {"id": {"type": "string", "enum": ids}, "plan": {"type": "string"}},
+                    "properties": {
+                        "id": {"type": "string", "enum": ids},
+                        "plan": {"type": "string", "maxLength": PLAN_LINE},
+                    },
                     "required": ["id", "plan"],
                 },
             },
@@ -149,8 +155,8 @@ def region_plan_schema(ids: list[str]) -> dict[str, Any]:
 
 
 def parse_region_plan(text: str, ids: list[str]) -> dict[str, Any]:
-    """The chosen regions in graph order, each with its plan line (at most 300 characters). A reply that is
-    not the schema's JSON, or chooses nothing offered, plans every offered region without a note."""
+    """The chosen regions in graph order, each with its plan line (at most PLAN_LINE characters). A reply
+    that is not the schema's JSON, or chooses nothing offered, plans every offered region without a note."""
     chosen: dict[str, str] = {}
     summary, valid = "", False
     try:
@@ -158,7 +164,7 @@ def parse_region_plan(text: str, ids: list[str]) -> dict[str, Any]:
         summary = str(data.get("summary", ""))
         for item in data.get("regions") or []:
             if isinstance(item, dict) and item.get("id") in ids:
-                chosen.setdefault(str(item["id"]), " ".join(str(item.get("plan", "")).split())[:300])
+                chosen.setdefault(str(item["id"]), " ".join(str(item.get("plan", "")).split())[:PLAN_LINE])
         valid = bool(chosen)
     except (ValueError, TypeError, AttributeError):
         summary = text.strip()[:500]

@@ -30,6 +30,14 @@ def _profile(problem: dict[str, Any], backend: str, store: str | None = None) ->
                 f"python -m evaluator profile PROBLEM --out {store}"
             )
         return found
+    import torch
+
+    if backend == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(
+            "no GPU here to profile the reference on, and no profile store: the prompt goes without a "
+            "profile (make one on the GPU host, python -m evaluator profile ROOT --out DIR, then --set "
+            "profiles=DIR)"
+        )
     return profile_problem(reference, EvalConfig(backend=backend))
 
 
