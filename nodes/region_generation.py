@@ -17,12 +17,14 @@ import functools
 from typing import Any
 
 from evaluator.problem import problem_from_dict
+from evaluator.regions.check import check
 from evaluator.regions.contract import Contract, render
 from evaluator.regions.export import Written, export_program, region_markers
 from evaluator.regions.model import Region, RegionError
 from evaluator.regions.partition import offer, partition
 from evaluator.regions.shares import profile_shares
 from evaluator.regions.trace import trace_problem
+from evaluator.regions.twins import rename_body, twin_key
 from graph.context import Context
 from graph.state import SampleInput, event
 from nodes.prompt_files import fragment
@@ -73,11 +75,22 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
     temperature = 0.0 if (sample, round_) == (0, 0) else min(ctx.temperature, SAMPLE_TEMPERATURE)
     written: list[Written] = []
     attempts: dict[str, RegionAttempt] = {}
+    twins: dict[tuple[str, str, str], tuple[str, list[str], str]] = {}  # written once, renamed for twins
+    reused: dict[str, str] = {}  # region id -> the twin whose body it took
     for k, (region, contract) in enumerate(parts):
         route, text, before = routes.get(region.id, ("fresh", "", None))
         if route == "keep":  # right on the GPU last round: kept as it was
             written.append(Written(region, contract, before))
             continue
+        key, names = twin_key(region)
+        twin = (key, route, rename_body(before or "", names, [f"@{i}" for i in range(len(names))]))
+        if twin in twins and route != "optimise":
+            source_id, source_names, body = twins[twin]
+            copy = check(contract, rename_body(body, source_names, names))
+            if copy.ok:
+                written.append(Written(region, contract, copy.body))
+                reused[region.id] = source_id
+                continue
         attempt = write_region(
             contract,
             temperature=temperature,
@@ -97,6 +110,8 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
         # A rewrite that fails the local checks is not worth a GPU run: the correct body stands.
         fallback = route == "optimise" and not attempt.ok
         written.append(Written(region, contract, before if fallback else attempt.body))
+        if attempt.ok:
+            twins.setdefault(twin, (region.id, names, attempt.body))
     problem = problem_from_dict(task)
     code = export_program(problem, written, "nvrtc")
     answers = "\n\n".join(f"// region {rid}\n{a.history[-1]['answer']}" for rid, a in attempts.items())
@@ -137,7 +152,10 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
         outputs={
             "local_ok": candidate["local_ok"],
             "answers": {rid: a.rounds for rid, a in attempts.items()},
-            "kept": sorted(w.region.id for w in written if w.region.id not in attempts),
+            "kept": sorted(
+                w.region.id for w in written if w.region.id not in attempts and w.region.id not in reused
+            ),
+            "twins": reused,
             "errors": {rid: a.errors for rid, a in attempts.items() if not a.ok},
         },
     )

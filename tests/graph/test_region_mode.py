@@ -228,3 +228,39 @@ def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_fa
     assert state["feedback"]["regions"]["r0"]["route"] == "optimise"
     kept = "float t1 = __fmul_rn(A, s);" if second_ok else "float t1 = A * s;"
     assert state["best"]["bodies"] == {"r0": kept}
+
+
+TWINS = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, y):
+        return torch.matmul(torch.softmax(x, dim=1), torch.softmax(y, dim=1))
+
+
+def get_inputs():
+    return [torch.rand(8, 8), torch.rand(8, 8)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_twin_regions_are_written_once_and_renamed_for_each_twin(scripted) -> None:
+    """Two softmaxes of one shape are the same contract up to their input's name: one model call."""
+    body = (
+        "float m = -INFINITY;\nfor (int64_t k = 0; k < R; ++k) m = fmaxf(m, x(k));\nfloat s = 0.0f;\n"
+        "for (int64_t k = 0; k < R; ++k) s += expf(x(k) - m);\n"
+        "for (int64_t k = 0; k < R; ++k) out(k) = expf(x(k) - m) / s;"
+    )
+    model = scripted(lambda m, kw: f"```cuda\n{body}\n```")
+    task = {"name": "twins", "level": 0, "problem_id": 0, "source": TWINS}
+    with EVALUATOR.use(lambda jobs: [_region_verdict(j, ok=True) for j in jobs]):
+        state = compile_graph("zero_shot").invoke({"task": task}, context=Context(format="regions"))
+    assert len(model.calls_for("generate")) == 1
+    bodies = state["best"]["bodies"]
+    assert bodies["r0"] == body and bodies["r1"] == body.replace("x(k)", "y(k)")
+    event = next(e for e in state["events"] if e["node"] == "generate")
+    assert event["outputs"]["twins"] == {"r1": "r0"} and state["best"]["local_ok"]
