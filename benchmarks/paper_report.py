@@ -137,6 +137,30 @@ def format_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def per_task_table(records: list[dict[str, Any]]) -> list[str]:
+    """Region-format setups per task: the best candidate's speedup over eager / over torch.compile where
+    it is strictly correct, else its verdict."""
+    configs = sorted({r["config"] for r in records if r["config"].endswith(REGIONS)})
+    if not configs:
+        return []
+    cells: dict[str, dict[str, str]] = {}
+    for r in records:
+        if r["config"] in configs:
+            if r.get("correct_strict"):
+                e, c = r.get("speedup_eager"), r.get("speedup_compile")
+                cell = f"{e:.2f} / {c:.2f}" if e and c else f"{e or 0:.2f} / -"
+            else:
+                cell = str(r.get("verdict"))
+            cells.setdefault(r["task"], {})[r["config"]] = cell
+    lines = [
+        "| task | " + " | ".join(c.removesuffix(REGIONS) for c in configs) + " |",
+        "|---|" + "---|" * len(configs),
+    ]
+    for task in sorted(cells, key=lambda t: (t.split("/")[0], t)):
+        lines.append(f"| {task} | " + " | ".join(cells[task].get(c, "-") for c in configs) + " |")
+    return lines
+
+
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Probability that k of n candidates (c of them good), drawn without replacement, hold a good one."""
     if k > n:
@@ -184,7 +208,11 @@ def common_tasks(records: list[dict[str, Any]], curves: dict[str, Any]) -> set[s
 
 
 def markdown(
-    rows: list[dict[str, Any]], curves: dict[str, Any], meta: dict[str, Any], common: dict[str, Any]
+    rows: list[dict[str, Any]],
+    curves: dict[str, Any],
+    meta: dict[str, Any],
+    common: dict[str, Any],
+    records: list[dict[str, Any]],
 ) -> str:
     def fmt(v: float | None, spec: str = ".2f", unit: str = "x") -> str:
         return "-" if v is None else f"{v:{spec}}{unit}"
@@ -226,6 +254,16 @@ def markdown(
         "",
         *format_table(rows),
     ]
+    if per_task := per_task_table(records):
+        lines += [
+            "",
+            "## Region contracts per task",
+            "",
+            "The best candidate's speedup over eager / over torch.compile where it is strictly correct, "
+            "else its verdict.",
+            "",
+            *per_task,
+        ]
     if curves:
         lines += [
             "",
@@ -354,7 +392,7 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
             {"meta": meta, "rows": rows, "best_of_n": curves, "best_of_n_common_tasks": common}, indent=1
         )
     )
-    (out_dir / "table.md").write_text(markdown(rows, curves, meta, common))
+    (out_dir / "table.md").write_text(markdown(rows, curves, meta, common, records))
     plots(rows, curves, common, out_dir)
     print((out_dir / "table.md").read_text())
     return 0

@@ -331,13 +331,26 @@ def test_every_setup_runs_in_both_formats_and_the_report_sets_them_side_by_side(
     assert paper.CONFIGS["zero_shot_regions"].args[-2:] == ("--format", "regions")
     assert {paper.config_format(name) for name in paper.CONFIGS} == {"program", "regions"}
     assert len(paper.CONFIGS) == 2 * len(paper.SETUPS)
-    _write(tmp_path / "runs" / "zero_shot" / "results.jsonl", [_record("x", 1, ["compile_error"])])
+    _write(
+        tmp_path / "runs" / "zero_shot" / "results.jsonl", [_record("x", 1, ["compile_error"], task="L1/a")]
+    )
     _write(
         tmp_path / "runs" / "zero_shot_regions" / "results.jsonl",
-        [_record("x", 1, ["correct"], correct_strict=True, correct_kernelbench=True, speedup_eager=1.5)],
+        [
+            _record(
+                "x",
+                1,
+                ["correct"],
+                correct_strict=True,
+                correct_kernelbench=True,
+                speedup_eager=1.5,
+                task="L1/a",
+            )
+        ],
     )
     out = tmp_path / "out"
     assert report.write_report(tmp_path / "runs", ["zero_shot", "zero_shot_regions"], out) == 0
     table = (out / "table.md").read_text()
     assert "| zero_shot | all | 1 / 1 | 0 / 100 | 0 / 100 | 0 / 100 | - / 1.50x |" in table
+    assert "| task | zero_shot |\n|---|---|\n| L1/a | 1.50 / - |" in table  # per task: eager / compile
     assert (out / "formats.png").stat().st_size > 0
