@@ -25,8 +25,21 @@ KS = (1, 2, 4, 8)
 
 
 def load(runs: Path, configs: list[str]) -> list[dict[str, Any]]:
-    """Every finished task of every configuration, tagged with its configuration."""
-    return [r | {"config": name} for name in configs for r in read_jsonl(runs / name / "results.jsonl")]
+    """Every finished task of every configuration, tagged with its configuration and, where its best
+    candidate is strictly correct, whether that candidate's kernels replace reference work (the verdict's
+    `custom.replaced`: kernels of the reference that the candidate launches fewer times)."""
+    out = []
+    for name in configs:
+        replaced = {
+            str(v["job_id"]): bool(((v.get("evidence") or {}).get("custom") or {}).get("replaced"))
+            for v in read_jsonl(runs / name / "verdicts.jsonl")
+            if "job_id" in v
+        }
+        for r in read_jsonl(runs / name / "results.jsonl"):
+            suffix = f"{r.get('task')}|{r.get('name')}/{r.get('best_id')}"
+            hits = [ok for job, ok in replaced.items() if job.endswith(suffix)]
+            out.append(r | {"config": name, "replaces_reference_work": bool(hits) and all(hits)})
+    return out
 
 
 def verdicts(runs: Path, configs: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -89,6 +102,7 @@ def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     for r in group
                 ),
                 "median_custom_share": statistics.median(shares) if shares else None,
+                "correct_replacing_work": sum(bool(r.get("replaces_reference_work")) for r in correct),
                 "tokens_per_task": sum(
                     (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in group
                 )
@@ -120,6 +134,7 @@ def format_table(rows: list[dict[str, Any]]) -> list[str]:
         ("tasks", lambda r: str(r["tasks"])),
         ("correct %", lambda r: f"{r['correct_pct']:.0f}"),
         ("correct (KB) %", lambda r: f"{r['correct_kernelbench_pct']:.0f}"),
+        ("correct, replacing reference work", lambda r: str(r["correct_replacing_work"])),
         ("fast_1 %", lambda r: f"{r['fast_1_pct']:.0f}"),
         ("speedup vs eager", lambda r: x(r["geomean_speedup_eager"])),
         ("speedup vs compile", lambda r: x(r["geomean_speedup_compile"])),

@@ -345,12 +345,19 @@ def test_every_setup_runs_in_both_formats_and_the_report_sets_them_side_by_side(
                 correct_kernelbench=True,
                 speedup_eager=1.5,
                 task="L1/a",
+                name="a",
+                best_id="r0s0",
             )
         ],
+    )
+    replaced = {"custom": {"replaced": ["aten::mul"]}}
+    _write(
+        tmp_path / "runs" / "zero_shot_regions" / "verdicts.jsonl",
+        [{"job_id": "zero_shot:L1/a|a/r0s0", "verdict": "correct", "evidence": replaced}],
     )
     out = tmp_path / "out"
     assert report.write_report(tmp_path / "runs", ["zero_shot", "zero_shot_regions"], out) == 0
     table = (out / "table.md").read_text()
-    assert "| zero_shot | all | 1 / 1 | 0 / 100 | 0 / 100 | 0 / 100 | - / 1.50x |" in table
+    assert "| zero_shot | all | 1 / 1 | 0 / 100 | 0 / 100 | 0 / 1 | 0 / 100 | - / 1.50x |" in table
     assert "| task | zero_shot |\n|---|---|\n| L1/a | 1.50 / - |" in table  # per task: eager / compile
     assert (out / "formats.png").stat().st_size > 0
