@@ -169,11 +169,14 @@ def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
 
     A candidate identical to one already in the file (same problem, text and settings: iterative
     refinement's greedy first round repeats zero-shot's) is evaluated once; its id is kept in
-    runs/job_aliases.json, and `split_verdicts` hands the verdict to every copy.
+    runs/job_aliases.json, and `split_verdicts` hands the verdict to every copy. One identical to a
+    candidate some run already holds a verdict for gets that verdict at once (in its run's verdicts.jsonl)
+    and does not go out.
     """
     lines: list[dict] = []
     first: dict[str, str] = {}
     aliases = _aliases(runs)
+    judged, reused = _judged(runs), 0
     for name in names or list(CONFIGS):
         if (run_dir(runs, name) / "run.json").exists():
             cmd = [sys.executable, str(REPO / "run.py"), "--resume", str(run_dir(runs, name)), "--write-jobs"]
@@ -185,7 +188,12 @@ def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
             if job["job_id"] in done:
                 continue
             job_id = f"{name}{SEP}{job['job_id']}"
-            same = json.dumps([job.get("problem"), job.get("candidate"), job.get("config")], sort_keys=True)
+            same = _same(job)
+            if same in judged:  # judged in an earlier round or run: its verdict, not another GPU run
+                with (run_dir(runs, name) / "verdicts.jsonl").open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(judged[same] | {"job_id": job["job_id"]}) + "\n")
+                reused += 1
+                continue
             if same in first:
                 copies = aliases.setdefault(first[same], [])
                 if job_id not in copies:
@@ -198,8 +206,29 @@ def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
     runs.mkdir(parents=True, exist_ok=True)
     (runs / ALIASES).write_text(json.dumps(aliases, indent=1))
     copies = sum(len(v) for k, v in aliases.items() if k in {line["job_id"] for line in lines})
-    print(f"{len(lines)} jobs -> {out} ({copies} identical candidates share their verdicts)", file=sys.stderr)
+    print(
+        f"{len(lines)} jobs -> {out} ({copies} identical candidates share their verdicts; {reused} took the "
+        "verdict of an identical candidate judged before)",
+        file=sys.stderr,
+    )
     return 0
+
+
+def _same(job: dict) -> str:
+    """What makes two jobs the same evaluation: the problem, the candidate's text and the settings."""
+    return json.dumps([job.get("problem"), job.get("candidate"), job.get("config")], sort_keys=True)
+
+
+def _judged(runs: Path) -> dict[str, dict]:
+    """Every verdict any run holds, by what was judged (`_same` of its job)."""
+    out: dict[str, dict] = {}
+    for name in CONFIGS:
+        lines = read_jsonl(run_dir(runs, name) / "verdicts.jsonl")
+        verdicts = {v["job_id"]: v for v in lines if "job_id" in v}
+        for job in read_jsonl(run_dir(runs, name) / "jobs.jsonl"):
+            if job["job_id"] in verdicts:
+                out.setdefault(_same(job), verdicts[job["job_id"]])
+    return out
 
 
 def answered(run: Path) -> set[str]:

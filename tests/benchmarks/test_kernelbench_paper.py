@@ -38,7 +38,10 @@ def test_jobs_of_all_runs_go_out_in_one_file_and_verdicts_come_back_to_their_run
     assert read_jsonl(kept["naive_agent"]) == [{"job_id": job["job_id"], "verdict": "correct"}]
     assert read_jsonl(kept["repaired_agent"]) == [{"job_id": job["job_id"], "verdict": "timeout"}]
     # answered jobs never go out again (a run still generating its next round keeps the old jobs.jsonl)
-    _write(tmp_path / "zero_shot" / "jobs.jsonl", [job | {"job_id": "zero_shot:L1/Relu|Relu/r0s0"}])
+    _write(
+        tmp_path / "zero_shot" / "jobs.jsonl",
+        [job | {"job_id": "zero_shot:L1/Relu|Relu/r0s0", "candidate": "z"}],
+    )
     assert paper.gather_jobs(tmp_path, out) == 0
     assert [line["job_id"] for line in read_jsonl(out)] == ["zero_shot::zero_shot:L1/Relu|Relu/r0s0"]
     assert paper.gather_jobs(tmp_path, out, ["naive_agent"]) == 0 and read_jsonl(out) == []
@@ -242,6 +245,22 @@ def test_identical_candidates_are_evaluated_once_and_every_copy_gets_the_verdict
         ("iterative_refinement:L1/Gelu|Gelu/r0s0", "correct"),
         ("iterative_refinement:L1/Relu|Relu/r0s0", "wrong_output"),
     ]
+
+
+def test_a_candidate_judged_in_an_earlier_gathering_takes_that_verdict_and_stays_home(tmp_path: Path) -> None:
+    """Zero-shot judged in one GPU call; refinement's identical first round, gathered later, is not sent."""
+    job = {"problem": {"name": "Relu", "source": "s"}, "candidate": "same text", "config": {}}
+    _write(tmp_path / "zero_shot" / "jobs.jsonl", [job | {"job_id": "zs/r0s0"}])
+    _write(tmp_path / "zero_shot" / "verdicts.jsonl", [{"job_id": "zs/r0s0", "verdict": "correct"}])
+    _write(tmp_path / "iterative_refinement" / "jobs.jsonl", [job | {"job_id": "ir/r0s0"}])
+    out = tmp_path / "jobs.jsonl"
+    paper.gather_jobs(tmp_path, out, ["iterative_refinement"])
+    assert read_jsonl(out) == []
+    assert read_jsonl(tmp_path / "iterative_refinement" / "verdicts.jsonl") == [
+        {"job_id": "ir/r0s0", "verdict": "correct"}
+    ]
+    paper.gather_jobs(tmp_path, out, ["iterative_refinement"])  # answered now: neither sent nor copied again
+    assert len(read_jsonl(tmp_path / "iterative_refinement" / "verdicts.jsonl")) == 1
 
 
 def test_generate_continues_a_run_with_the_verdicts_handed_back(
