@@ -10,6 +10,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from evaluator.regions.skeleton import c_names
 from graph.context import Context, settings
 from graph.state import State, event
 from nodes.region_generation import offered
@@ -62,12 +63,14 @@ def _retrieve_regions(state: State, ctx: Context, started: float) -> dict[str, A
         if region.id not in planned or ctx.retrieval_k <= 0:
             continue
         queries[region.id] = " ".join(step.code for step in region.steps)[:400]
+        names = [c_names(region)[t.name] for t in region.inputs]
         found = [
-            shown
+            shown.renamed(names)
             for hit in search_examples(f"{region.kind} {queries[region.id]}", REGION_POOL, None)
             for shown in from_hit(hit)
             if shown.kind == region.kind
         ]
+        found.sort(key=lambda shown: len(shown.names) != len(names))  # same arity first: shown in its names
         examples += [
             {"id": f"{s.example_id}/{s.region_id}", "region": region.id, "kind": s.kind, "text": s.text()}
             for s in found[: ctx.retrieval_k]

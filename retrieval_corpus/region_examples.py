@@ -10,11 +10,13 @@ so this module is not part of the stdlib-only corpus loader.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 from evaluator.problem import problem_from_source
 from evaluator.regions.contract import render
 from evaluator.regions.partition import partition
+from evaluator.regions.skeleton import c_names
 from evaluator.regions.trace import trace_problem
 
 
@@ -28,6 +30,32 @@ class RegionExample:
     pytorch: str  # the region's PyTorch lines, as its contract renders them
     kernel: str  # the kernel so far, up to the body marker
     body: str
+    names: tuple[str, ...] = ()  # its inputs' C names, in signature order
+
+    def renamed(self, names: list[str]) -> RegionExample:
+        """The example in another region's input names, position for position (its PyTorch lines, its
+        kernel and its body): a small model copies an example's names into its own kernel, so the example
+        is shown in the names the model's own kernel declares. Unchanged when the arities differ."""
+        if len(names) != len(self.names) or not names:
+            return self
+        mapping = {a: b for a, b in zip(self.names, names, strict=True) if a != b}
+        mapping |= {f"p_{a}": f"p_{b}" for a, b in list(mapping.items())}
+        if not mapping:
+            return self
+        pattern = re.compile(
+            rf"(?<![\w.])(?:{'|'.join(re.escape(n) for n in sorted(mapping, key=len, reverse=True))})(?!\w)"
+        )
+
+        def swap(text: str) -> str:
+            return pattern.sub(lambda m: mapping[m.group(0)], text)
+
+        return replace(
+            self,
+            pytorch=swap(self.pytorch),
+            kernel=swap(self.kernel),
+            body=swap(self.body),
+            names=tuple(names),
+        )
 
     def text(self) -> str:
         """The example as the prompt shows it, whole."""
@@ -65,6 +93,7 @@ def region_examples(
                 pytorch=_section(facts, "The PyTorch code"),
                 kernel=_section(facts, "The kernel so far"),
                 body=body,
+                names=tuple(c_names(region)[t.name] for t in region.inputs),
             )
         )
     return tuple(out)

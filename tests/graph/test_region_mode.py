@@ -188,8 +188,9 @@ def test_the_agent_plans_from_the_partition_and_shows_kernel_only_examples_of_th
     menu = plan_call[0][-1]["content"]
     assert "The regions you may choose" in menu and "- r2 (reduce):" in menu and "- r0 " not in menu
     assert state["plan"]["regions"] == [{"id": "r1", "plan": REGION_PLAN}]
-    (example,) = state["examples"]
-    assert example["region"] == "r1" and example["kind"] == "map"
+    example, *_ = state["examples"]
+    assert example["region"] == "r1" and example["kind"] == "map" and len(state["examples"]) == 1
+    assert "t0" in example["text"] and "sum_weight" in example["text"]  # shown in r1's own input names
     (write,) = model.calls_for("generate")
     prompt = write[0][-1]["content"]
     assert f"Plan for this kernel: {REGION_PLAN}" in prompt

@@ -47,3 +47,13 @@ def test_a_search_result_carries_its_region_examples_whole() -> None:
     assert shown.kind == "reduce" and "torch.softmax" in shown.pytorch
     assert "for (int64_t k = 0; k < R; ++k) out(k)" in shown.text()
     assert from_hit(next(e for e in load_examples() if not e.region_bodies).to_result(1.0)) == ()
+
+
+def test_an_example_is_shown_in_the_regions_own_names_when_the_arities_match() -> None:
+    example = next(e for e in WITH_BODIES if e.id == "gemm_nt_smem_tiled")
+    (shown,) = from_hit(example.to_result(1.0))
+    mine = shown.renamed(["A", "B"])
+    assert "t1 = torch.matmul(A, B)" in mine.pytorch and "p_A[m * 500 + k]" in mine.kernel
+    assert "acc += A(k) * B(k);" in mine.body and "t0" not in mine.text()
+    assert "blockIdx.x" in mine.kernel  # members keep their names
+    assert shown.renamed(["A", "B", "C"]) is shown  # another arity: left as it is
