@@ -18,6 +18,7 @@ Repeat jobs / evaluate / resume until `status` shows nothing paused.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -32,6 +33,7 @@ PROFILES = REPO / "benchmarks" / "profiles"
 RESULTS = REPO / "benchmarks" / "results" / "paper"
 SEP = "::"
 ALIASES = "job_aliases.json"
+SENT = "sent.jsonl"
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,7 @@ def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
             lines.append(job | {"job_id": job_id})
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    record_sent(runs, lines)
     runs.mkdir(parents=True, exist_ok=True)
     (runs / ALIASES).write_text(json.dumps(aliases, indent=1))
     copies = sum(len(v) for k, v in aliases.items() if k in {line["job_id"] for line in lines})
@@ -216,18 +219,30 @@ def gather_jobs(runs: Path, out: Path, names: list[str] | None = None) -> int:
 
 def _same(job: dict) -> str:
     """What makes two jobs the same evaluation: the problem, the candidate's text and the settings."""
-    return json.dumps([job.get("problem"), job.get("candidate"), job.get("config")], sort_keys=True)
+    text = json.dumps([job.get("problem"), job.get("candidate"), job.get("config")], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def record_sent(runs: Path, jobs: list[dict]) -> None:
+    """Keep what each job sent to the GPU host was (runs/sent.jsonl: its id and `_same`): a run's own
+    jobs.jsonl holds only its paused graphs' jobs, so a finished run no longer says what it judged."""
+    runs.mkdir(parents=True, exist_ok=True)
+    with (runs / SENT).open("a", encoding="utf-8") as f:
+        f.writelines(json.dumps({"job_id": j["job_id"], "same": _same(j)}) + "\n" for j in jobs)
 
 
 def _judged(runs: Path) -> dict[str, dict]:
-    """Every verdict any run holds, by what was judged (`_same` of its job)."""
+    """Every verdict the runs hold for a job that was sent, by what was judged (`_same` of the job)."""
+    verdicts = {
+        f"{name}{SEP}{v['job_id']}": v
+        for name in CONFIGS
+        for v in read_jsonl(run_dir(runs, name) / "verdicts.jsonl")
+        if "job_id" in v
+    }
     out: dict[str, dict] = {}
-    for name in CONFIGS:
-        lines = read_jsonl(run_dir(runs, name) / "verdicts.jsonl")
-        verdicts = {v["job_id"]: v for v in lines if "job_id" in v}
-        for job in read_jsonl(run_dir(runs, name) / "jobs.jsonl"):
-            if job["job_id"] in verdicts:
-                out.setdefault(_same(job), verdicts[job["job_id"]])
+    for sent in read_jsonl(runs / SENT):
+        if sent["job_id"] in verdicts:
+            out.setdefault(sent["same"], verdicts[sent["job_id"]])
     return out
 
 

@@ -248,12 +248,17 @@ def test_identical_candidates_are_evaluated_once_and_every_copy_gets_the_verdict
 
 
 def test_a_candidate_judged_in_an_earlier_gathering_takes_that_verdict_and_stays_home(tmp_path: Path) -> None:
-    """Zero-shot judged in one GPU call; refinement's identical first round, gathered later, is not sent."""
+    """Zero-shot judged in one GPU call and finished (its jobs.jsonl empty again); refinement's identical
+    first round, gathered later, takes zero-shot's verdict and is not sent."""
     job = {"problem": {"name": "Relu", "source": "s"}, "candidate": "same text", "config": {}}
     _write(tmp_path / "zero_shot" / "jobs.jsonl", [job | {"job_id": "zs/r0s0"}])
-    _write(tmp_path / "zero_shot" / "verdicts.jsonl", [{"job_id": "zs/r0s0", "verdict": "correct"}])
-    _write(tmp_path / "iterative_refinement" / "jobs.jsonl", [job | {"job_id": "ir/r0s0"}])
     out = tmp_path / "jobs.jsonl"
+    paper.gather_jobs(tmp_path, out, ["zero_shot"])
+    assert [line["job_id"] for line in read_jsonl(out)] == ["zero_shot::zs/r0s0"]
+    _write(tmp_path / "verdicts.jsonl", [{"job_id": "zero_shot::zs/r0s0", "verdict": "correct"}])
+    paper.split_verdicts(tmp_path / "verdicts.jsonl", tmp_path)
+    _write(tmp_path / "zero_shot" / "jobs.jsonl", [])
+    _write(tmp_path / "iterative_refinement" / "jobs.jsonl", [job | {"job_id": "ir/r0s0"}])
     paper.gather_jobs(tmp_path, out, ["iterative_refinement"])
     assert read_jsonl(out) == []
     assert read_jsonl(tmp_path / "iterative_refinement" / "verdicts.jsonl") == [
