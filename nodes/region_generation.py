@@ -45,12 +45,24 @@ def offered(
 ) -> tuple[list[tuple[Region, Contract]], dict[str, float]]:
     """The regions the ambition offers in this problem with their contracts, and each region's share of
     the reference's measured time where `profile` has rows (the costliest region is then the measured
-    one); RegionError says why none."""
+    one); RegionError says why none. A region no contract fits yet (a mean over two dims, an int64
+    tensor) is left to PyTorch like a kept one: the others are still offered."""
     regions = list(_partitioned(source))
     shares = profile_shares(regions, (profile or {}).get("rows") or [])
-    chosen = offer(regions, ambition, shares)
+    unfit: list[str] = []
+    writable = []
+    for region in regions:
+        if region.kind == "kept":
+            continue
+        try:
+            _contract(source, region.id)
+            writable.append(region)
+        except RegionError as exc:
+            unfit.append(str(exc))
+    chosen = offer(writable, ambition, shares)
     if not chosen:
-        raise RegionError(f"no region is offered at ambition {ambition}")
+        why = f": {'; '.join(unfit)}" if unfit else ""
+        raise RegionError(f"no region is offered at ambition {ambition}{why}")
     return [(region, _contract(source, region.id)) for region in chosen], shares
 
 

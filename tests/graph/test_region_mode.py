@@ -265,3 +265,15 @@ def test_twin_regions_are_written_once_and_renamed_for_each_twin(scripted) -> No
     assert bodies["r0"] == body and bodies["r1"] == body.replace("x(k)", "y(k)")
     event = next(e for e in state["events"] if e["node"] == "generate")
     assert event["outputs"]["twins"] == {"r1": "r0"} and state["best"]["local_ok"]
+
+
+def test_a_region_no_contract_fits_is_left_to_pytorch_and_the_others_are_still_offered(
+    kernelbench_dir: Path,
+) -> None:
+    """Level 2's problem 10 has a mean over dims (2, 3), which no contract fits yet: at moderate ambition
+    the task used to fall back to a whole program; its two map regions are offered instead."""
+    from nodes.region_generation import offered
+
+    source = (kernelbench_dir / "level2/10_ConvTranspose2d_MaxPool_Hardtanh_Mean_Tanh.py").read_text()
+    parts, _ = offered(source, "moderate")
+    assert [(region.id, region.kind) for region, _ in parts] == [("r2", "map"), ("r4", "map")]
