@@ -1,8 +1,9 @@
 """kernelgraph's entry point: run strategies over tasks with the local model, then print the table per level.
 
 The default run (no arguments) is the main job on embedded defaults: the six demo tasks, all four
-strategies, one sample per round, two rounds, the embedded Qwen2.5-Coder-1.5B model, the `cuda` backend
-when torch sees a GPU and the `cpu` backend (C++ kernels) otherwise. Every run writes a directory
+strategies, one sample per round, two rounds, the embedded Qwen2.5-Coder-1.5B model, in region mode (the
+model writes kernel bodies, the framework everything else). Without a GPU here the region kernels are
+written and checked here and their jobs wait for a GPU host. Every run writes a directory
 (runs/<time>) with results.jsonl, trace.jsonl and a SQLite checkpoint; `--resume DIR` continues it
 after any stop.
 """
@@ -19,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 EPILOG = """\
-time: the default run makes about 50 model calls (6 tasks x 4 strategies, 2 rounds) and 30 evaluations.
-Measured on a shared, loaded 2-core CPU: one demo task through all four strategies in 8 m 45 s, so
-expect 45-60 minutes for the default run; `-s zero_shot` alone takes 10-15 minutes. A stopped run
-loses nothing: `--resume DIR` continues it.
+time: the default run writes the six demo tasks' region kernels with all four strategies (about 30 model
+calls). Measured on a 2-core CPU without a GPU: 6 minutes (358 s), every candidate written and checked with
+NVRTC here and left in RUN/jobs.jsonl for a GPU host; with --format program it takes 45-60 minutes. A
+stopped run loses nothing: `--resume DIR` continues it.
 
 examples:
   run.py                                          the main job: demo tasks, all strategies
@@ -312,6 +313,7 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
     from graph import compile_graph
     from graph.runner import report
     from graph.runner.deferred import load_results
+    from graph.runner.jsonl import read_jsonl
     from graph.runner.model_hook import scripted_model_scope
     from graph.runner.progress import ProgressView
     from graph.runner.results import ResultsFile
@@ -370,6 +372,7 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
         )
     )
     if outcome.paused:
+        console.print(report.pending(read_jsonl(outcome.jobs_file)))
         console.print(
             f"{len(outcome.paused)} graph(s) paused with {outcome.jobs} candidate(s) to evaluate in "
             f"{outcome.jobs_file}\n  on a GPU host: python -m evaluator run {outcome.jobs_file} "

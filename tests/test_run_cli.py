@@ -66,7 +66,7 @@ def test_help_says_what_the_default_run_does_and_costs() -> None:
         "--set",
     ):
         assert flag in out.stdout
-    assert "45-60 minutes" in out.stdout
+    assert "6 minutes (358 s)" in out.stdout and "45-60 minutes" in out.stdout
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="the CPU host's defaults")
@@ -188,6 +188,8 @@ def test_deferred_round_trip_through_the_evaluator_cli(tmp_path) -> None:
     jobs = read_jsonl(run_dir / "jobs.jsonl")
     assert len(jobs) == 2 and not read_jsonl(run_dir / "results.jsonl")
     assert "python -m evaluator run" in first.stdout
+    assert "written here, waiting for a GPU host (2 candidates)" in first.stdout  # what each strategy wrote
+    assert "whole program" in first.stdout  # the cpu backend writes programs
     (run_dir / "jobs.jsonl").unlink()
     with RunDir(run_dir).sweeping():  # as if another process were still sweeping the run
         rewritten, second = [

@@ -8,6 +8,7 @@ Speedups are geometric means over the strictly correct kernels only (None when t
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -73,6 +74,32 @@ def render(rows: list[dict[str, Any]], title: str = "results per level") -> Tabl
             f"{row['fast_1_pct']:.0f}",
             _fmt(row["geomean_speedup_eager"]),
             _fmt(row["geomean_speedup_compile"]),
+        )
+    return table
+
+
+_FENCED = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
+
+
+def pending(jobs: list[dict[str, Any]]) -> Table:
+    """What each paused graph wrote, before any GPU has judged it: per strategy and task, the regions whose
+    bodies the model wrote (or a whole program) and the first lines of the first body."""
+    table = Table(title=f"written here, waiting for a GPU host ({len(jobs)} candidates)")
+    for column in ("strategy", "task", "kernels", "first lines the model wrote"):
+        table.add_column(column)
+    for job in jobs:
+        strategy, _, rest = str(job["job_id"]).partition(":")
+        task = rest.split("|")[0]
+        regions = [str(r.get("id")) for r in job.get("regions") or []]
+        text = str(job.get("candidate") or "")
+        found = _FENCED.search(text)
+        lines = [ln.strip() for ln in (found.group(1) if found else text).splitlines() if ln.strip()]
+        shown = " ".join(lines[:2])
+        table.add_row(
+            strategy,
+            task,
+            ", ".join(regions) if regions else "whole program",
+            (shown[:77] + "...") if len(shown) > 80 else shown or "(no code)",
         )
     return table
 
