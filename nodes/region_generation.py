@@ -21,7 +21,7 @@ from evaluator.regions.check import check
 from evaluator.regions.contract import Contract, render
 from evaluator.regions.export import Written, export_program, region_markers
 from evaluator.regions.model import Region, RegionError
-from evaluator.regions.partition import offer, partition
+from evaluator.regions.partition import costliest, offer, partition
 from evaluator.regions.shares import profile_shares
 from evaluator.regions.trace import trace_problem
 from evaluator.regions.twins import rename_body, twin_key
@@ -137,7 +137,7 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
         "regions": region_markers(written),
         "bodies": {w.region.id: w.body for w in written},
         "region_ops": {w.region.id: list(dict.fromkeys(s.target for s in w.region.steps)) for w in written},
-        "costliest": max(parts, key=lambda p: (shares.get(p[0].id, -1.0), p[0].cost))[0].id,
+        "costliest": costliest([region for region, _ in parts], shares).id,
         "local_ok": all(a.ok for a in attempts.values()),
         "prompt_tokens": sum(a.prompt_tokens for a in attempts.values()),
         "completion_tokens": sum(a.completion_tokens for a in attempts.values()),

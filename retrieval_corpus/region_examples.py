@@ -10,13 +10,12 @@ so this module is not part of the stdlib-only corpus loader.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, replace
 
 from evaluator.problem import problem_from_source
 from evaluator.regions.contract import render
 from evaluator.regions.partition import partition
-from evaluator.regions.skeleton import c_names
+from evaluator.regions.skeleton import c_names, renamed
 from evaluator.regions.trace import trace_problem
 
 
@@ -38,22 +37,13 @@ class RegionExample:
         is shown in the names the model's own kernel declares. Unchanged when the arities differ."""
         if len(names) != len(self.names) or not names:
             return self
-        mapping = {a: b for a, b in zip(self.names, names, strict=True) if a != b}
+        mapping = dict(zip(self.names, names, strict=True))
         mapping |= {f"p_{a}": f"p_{b}" for a, b in list(mapping.items())}
-        if not mapping:
-            return self
-        pattern = re.compile(
-            rf"(?<![\w.])(?:{'|'.join(re.escape(n) for n in sorted(mapping, key=len, reverse=True))})(?!\w)"
-        )
-
-        def swap(text: str) -> str:
-            return pattern.sub(lambda m: mapping[m.group(0)], text)
-
         return replace(
             self,
-            pytorch=swap(self.pytorch),
-            kernel=swap(self.kernel),
-            body=swap(self.body),
+            pytorch=renamed(self.pytorch, mapping),
+            kernel=renamed(self.kernel, mapping),
+            body=renamed(self.body, mapping),
             names=tuple(names),
         )
 

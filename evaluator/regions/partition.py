@@ -137,6 +137,13 @@ def _flops(step: Step, inputs: list[TensorInfo]) -> float:
     return 2.0 * out * (first[-1] if first else 1)
 
 
+def costliest(regions: list[Region], weights: dict[str, float] | None = None) -> Region:
+    """The region with the largest measured share (`weights`, from a profile), else the largest estimated
+    bytes or flops."""
+    measured = weights or {}
+    return max(regions, key=lambda r: (measured.get(r.id, -1.0), r.cost))
+
+
 def offer(
     regions: list[Region], ambition: str = "conservative", weights: dict[str, float] | None = None
 ) -> list[Region]:
@@ -155,8 +162,7 @@ def offer(
         return compute
     pointwise = [r for r in compute if r.kind in ("map", "reduce")]
     pool = compute if len(compute) == 1 or not pointwise else pointwise
-    measured = weights or {}
-    best = [max(pool, key=lambda r: (measured.get(r.id, -1.0), r.cost))] if pool else []
+    best = [costliest(pool, weights)] if pool else []
     if ambition == "conservative":
         return best
     chosen = {r.id for r in pointwise + best}

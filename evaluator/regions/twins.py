@@ -8,7 +8,6 @@ rendered with neutral names, is the same text.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from evaluator.regions.contract import render
@@ -49,8 +48,4 @@ def twin_key(region: Region) -> tuple[str, list[str]]:
 def rename_body(body: str, source: list[str], target: list[str]) -> str:
     """A twin's body with the source region's input names turned into the target's, in one pass (a name
     after a dot, e.g. blockIdx.x, is a member, not an input)."""
-    mapping = {a: b for a, b in zip(source, target, strict=True) if a != b}
-    if not mapping:
-        return body
-    pattern = "|".join(re.escape(n) for n in sorted(mapping, key=len, reverse=True))
-    return re.sub(rf"(?<![\w.])(?:{pattern})(?!\w)", lambda m: mapping[m.group(0)], body)
+    return renamed(body, dict(zip(source, target, strict=True)))
