@@ -34,16 +34,17 @@ EMULATION_CAPS = (16, 32, 64)  # module-level sizes capped for the CPU emulation
 
 
 def offered_contract(problem: Any) -> tuple[Any, Any]:
-    """(region, contract) of the problem's one conservative region; raises RegionError with the reason."""
-    from evaluator.regions.contract import render
+    """(region, contract) of the problem's one conservative region, offered as the graph offers it (a
+    region no contract fits is left to PyTorch); raises RegionError with the reason."""
     from evaluator.regions.model import RegionError
-    from evaluator.regions.partition import offer, partition
+    from evaluator.regions.offering import choose, contracted, cut
     from evaluator.regions.trace import trace_problem
 
-    regions = offer(partition(trace_problem(problem)), "conservative")
-    if not regions:
-        raise RegionError("no region offered")
-    return regions[0], render(regions[0])
+    fit, unfit = contracted(cut(trace_problem(problem), "conservative"))
+    chosen = choose(fit, "conservative")
+    if not chosen:
+        raise RegionError("no region offered" + (f": {'; '.join(unfit)}" if unfit else ""))
+    return chosen[0]
 
 
 def small_twin(problem: Any, region: Any) -> tuple[Any, Any] | None:
@@ -244,7 +245,7 @@ def _count_greedy(g: dict[str, Any], verdict: dict[str, Any]) -> None:
 
 
 def _region_checks(verdict: dict[str, Any]) -> str | None:
-    """"correct" when every region's own check passed, else the first other verdict (None: none ran)."""
+    """ "correct" when every region's own check passed, else the first other verdict (None: none ran)."""
     checks = [r.get("verdict") for r in (verdict.get("evidence") or {}).get("regions") or []]
     return next((c for c in checks if c != "correct"), "correct") if checks else None
 

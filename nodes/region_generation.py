@@ -18,10 +18,11 @@ from typing import Any
 
 from evaluator.problem import problem_from_dict
 from evaluator.regions.check import check
-from evaluator.regions.contract import Contract, render
+from evaluator.regions.contract import Contract
 from evaluator.regions.export import Written, export_program, region_markers
 from evaluator.regions.model import Region, RegionError
-from evaluator.regions.partition import costliest, offer, partition
+from evaluator.regions.offering import choose, contracted, cut
+from evaluator.regions.partition import costliest
 from evaluator.regions.shares import profile_shares
 from evaluator.regions.trace import trace_problem
 from evaluator.regions.twins import rename_body, twin_key
@@ -35,9 +36,12 @@ SAMPLE_TEMPERATURE = 0.5
 
 
 @functools.lru_cache(maxsize=16)
-def _partitioned(source: str) -> tuple[Region, ...]:
+def _contracted(source: str, ambition: str) -> tuple[list[Region], list[tuple[Region, Contract]], list[str]]:
+    """The cut, the regions a contract fits with theirs, why the others have none (callers copy the lists)."""
     problem = problem_from_dict({"name": "task", "level": 0, "problem_id": 0, "source": source})
-    return tuple(partition(trace_problem(problem)))
+    regions = cut(trace_problem(problem), ambition)
+    fit, unfit = contracted(regions)
+    return regions, fit, unfit
 
 
 def offered(
@@ -45,30 +49,15 @@ def offered(
 ) -> tuple[list[tuple[Region, Contract]], dict[str, float]]:
     """The regions the ambition offers in this problem with their contracts, and each region's share of
     the reference's measured time where `profile` has rows (the costliest region is then the measured
-    one); RegionError says why none. A region no contract fits yet (a mean over two dims, an int64
-    tensor) is left to PyTorch like a kept one: the others are still offered."""
-    regions = list(_partitioned(source))
-    shares = profile_shares(regions, (profile or {}).get("rows") or [])
-    unfit: list[str] = []
-    writable = []
-    for region in regions:
-        if region.kind == "kept":
-            continue
-        try:
-            _contract(source, region.id)
-            writable.append(region)
-        except RegionError as exc:
-            unfit.append(str(exc))
-    chosen = offer(writable, ambition, shares)
+    one); RegionError says why none. A region no contract fits yet is left to PyTorch like a kept one:
+    the others are still offered (evaluator.regions.offering)."""
+    regions, fit, unfit = _contracted(source, ambition)
+    shares = profile_shares(regions, (profile or {}).get("rows") or [])  # kept ops claim their rows too
+    chosen = choose(fit, ambition, shares)
     if not chosen:
         why = f": {'; '.join(unfit)}" if unfit else ""
         raise RegionError(f"no region is offered at ambition {ambition}{why}")
-    return [(region, _contract(source, region.id)) for region in chosen], shares
-
-
-@functools.lru_cache(maxsize=64)
-def _contract(source: str, region_id: str) -> Contract:
-    return render(next(r for r in _partitioned(source) if r.id == region_id))
+    return chosen, shares
 
 
 def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any]:

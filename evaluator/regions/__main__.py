@@ -7,9 +7,8 @@ import argparse
 import sys
 
 from evaluator.problem import ProblemError, load_problem
-from evaluator.regions.contract import render
 from evaluator.regions.model import AMBITIONS, Region, RegionError, TensorInfo
-from evaluator.regions.partition import offer, partition
+from evaluator.regions.offering import choose, contracted, cut
 from evaluator.regions.trace import trace_problem
 
 
@@ -32,19 +31,20 @@ def describe(region: Region, offered: bool) -> list[str]:
 def show(path: str, ambition: str, contracts: bool = False) -> int:
     try:
         problem = load_problem(path)
-        regions = partition(trace_problem(problem))
+        regions = cut(trace_problem(problem), ambition)
     except (ProblemError, RegionError) as exc:
         print(f"cannot cut {path} into regions: {exc}", file=sys.stderr)
         return 2
-    chosen = {r.id for r in offer(regions, ambition)}
-    print(f"{path}: {len(regions)} regions; offered at {ambition}: {', '.join(sorted(chosen)) or 'none'}")
+    fit, unfit = contracted(regions)
+    chosen = choose(fit, ambition)
+    ids = {region.id for region, _ in chosen}
+    print(f"{path}: {len(regions)} regions; offered at {ambition}: {', '.join(sorted(ids)) or 'none'}")
     for region in regions:
-        print("\n".join(describe(region, region.id in chosen)))
-    for region in (r for r in regions if contracts and r.id in chosen):
-        try:
-            print(f"\n# contract of {region.id}\n{render(region).facts}")
-        except RegionError as exc:
-            print(f"\n# {region.id} has no contract: {exc}")
+        print("\n".join(describe(region, region.id in ids)))
+    for why in unfit:
+        print(f"left to PyTorch, no contract fits: {why}")
+    for region, contract in chosen if contracts else []:
+        print(f"\n# contract of {region.id}\n{contract.facts}")
     return 0
 
 

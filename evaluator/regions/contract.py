@@ -15,6 +15,7 @@ only pointers, float32 scalars and the int64 element count. The shared pieces li
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
@@ -65,6 +66,8 @@ def render(region: Region) -> Contract:
         return _matmul(region, names)
     if region.kind == "contraction" and len(region.steps) == 1 and targets <= set(_CONV):
         return _conv(region, names)
+    if region.kind == "contraction" and region.steps[0].target in _MATMUL | set(_CONV):
+        return _fused(region, names)
     raise RegionError(f"{region.id}: no contract for a {region.kind} region of {sorted(targets)} yet")
 
 
@@ -105,20 +108,20 @@ def _map(region: Region, names: dict[str, str]) -> Contract:
     return contract
 
 
-def _unravel(shape: tuple[int, ...], needs: set[int]) -> str:
+def _unravel(shape: tuple[int, ...], needs: set[int], rest: str = "rest") -> str:
     """Coordinates of element i, only those some broadcast input needs (innermost first)."""
     if not needs:
         return ""
-    lines, lowest = ["        int64_t rest = i;"], min(needs)
+    lines, lowest = [f"        int64_t {rest} = i;"], min(needs)
     for k in range(len(shape) - 1, lowest - 1, -1):
         if k == 0:
-            lines.append("        const int64_t c0 = rest;")
+            lines.append(f"        const int64_t c0 = {rest};")
         elif k == lowest:
-            lines.append(f"        const int64_t c{k} = rest % D{k};")
+            lines.append(f"        const int64_t c{k} = {rest} % D{k};")
         elif k in needs:
-            lines.append(f"        const int64_t c{k} = rest % D{k}; rest /= D{k};")
+            lines.append(f"        const int64_t c{k} = {rest} % D{k}; {rest} /= D{k};")
         else:
-            lines.append(f"        rest /= D{k};")
+            lines.append(f"        {rest} /= D{k};")
     return "\n".join(lines) + "\n"
 
 
@@ -220,7 +223,56 @@ def _reduced_span(step: Step, shape: tuple[int, ...]) -> tuple[int, int]:
 # ---------------------------------------------------------------- contraction
 
 
-def _matmul(region: Region, names: dict[str, str]) -> Contract:
+@dataclass
+class _Epilogue:
+    """What a product's skeleton gains when its pointwise epilogue is fused into it (aggressive ambition):
+    the epilogue's operands loaded at the output element before the body, its steps after `result`."""
+
+    region: Region  # the whole fused region: the signature and the launch read all of its inputs
+    loads: str = ""
+    todo: str = ""
+    last: str = "result"
+    notes: dict[str, str] = field(default_factory=dict)  # role notes of the epilogue's operands
+    then: str = ""  # the role line's tail: what the body writes after the sum
+
+
+def _fused(region: Region, names: dict[str, str]) -> Contract:
+    """A product and its epilogue in one kernel: the product's skeleton, the sum named `result`, then one
+    line per epilogue step reading it (the steps are renumbered t1, t2, ... after `result`)."""
+    product, *epilogue = region.steps
+    if any(s.target in _MATMUL | set(_CONV) for s in epilogue):
+        raise RegionError(f"{region.id}: only one product per region has a contract")
+    read = set(product.args) | {str(v) for _, v in product.kwargs}
+    own = [t for t in region.inputs if t.name in read]
+    core = Region(region.id, "contraction", region.nodes[:1], own, product.out, [product])
+    names = {**names, product.out.name: "result"}
+    names.update({s.out.name: f"t{k}" for k, s in enumerate(epilogue, 1)})
+    out = region.output.shape
+    needs: set[int] = set()
+    operands = [t for t in region.inputs if t not in own]
+    loads = [
+        f"        const float {names[t.name]} = p_{names[t.name]}[{_broadcast_offset(t.shape, out, needs)}];"
+        for t in operands
+    ]
+    dims = "".join(
+        f"        const int64_t D{k} = {out[k]};\n" for k in range(1, len(out)) if needs and k >= min(needs)
+    )
+    last = f"t{len(epilogue)}"
+    extra = _Epilogue(
+        region,
+        loads=dims + _unravel(out, needs, rest="e") + "".join(line + "\n" for line in loads),
+        todo="        // then one line per step, in order:\n"
+        + "".join(f"        // {step_code(s, names)}\n" for s in epilogue),
+        last=last,
+        notes={t.name: " (loaded at this element: use the value)" for t in operands},
+        then="; then write `float t1 = ...;`"
+        + (f" to `float {last} = ...;`" if last != "t1" else "")
+        + " from it, one line per step",
+    )
+    return _matmul(core, names, extra) if product.target in _MATMUL else _conv(core, names, extra)
+
+
+def _matmul(region: Region, names: dict[str, str], extra: _Epilogue | None = None) -> Contract:
     (step,) = region.steps
     out = region.output
     linear = step.target == "torch.nn.functional.linear"
@@ -246,7 +298,8 @@ def _matmul(region: Region, names: dict[str, str]) -> Contract:
         )
     kernel = f"region_{region.id}"
     an, bn = names[a.name], names[b.name]
-    sig = signature_line(kernel, [names[t.name] for t in region.inputs], "out", [], ["n"])
+    whole = extra or _Epilogue(region)
+    sig = _signature(kernel, whole.region, names)
     accessors = [
         f"        auto {an} = [&](int64_t k) -> float {{ return {a_at}; }};  // {an}[.., m, k]",
         f"        auto {bn} = [&](int64_t k) -> float {{ return {b_at}; }};  // "
@@ -265,23 +318,30 @@ def _matmul(region: Region, names: dict[str, str]) -> Contract:
         "        const int64_t j = i % N, m = (i / N) % M;\n"
         + ("        const int64_t bt = i / (N * M);\n" if batch > 1 else "")
         + "\n".join(accessors)
-        + f"\n        // {step_code(step, names)}\n{long_sum}        float result;  // set it\n{BODY_MARK}"
+        + f"\n{whole.loads}        // {step_code(step, names)}\n{long_sum}        float result;  // set it\n"
+        + f"{whole.todo}{BODY_MARK}"
     )
-    tail = "        p_out[i] = result;\n    }\n}\n"
-    roles = role_lines(region, names, {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"})
+    tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
+    notes = {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)", **whole.notes}
+    roles = role_lines(whole.region, names, notes)
     roles.insert(
         0,
         f"- each thread computes one output element (row m, column j{', batch bt' if batch > 1 else ''}"
-        f") as `result`, a sum over k in [0, K), K = {k_dim}",
+        f") as `result`, a sum over k in [0, K), K = {k_dim}{whole.then}",
     )
     contract = Contract(
-        region.id, "contraction", kernel, sig, head, tail, "", launch_info(region, kernel, out.numel)
+        region.id, "contraction", kernel, sig, head, tail, "", launch_info(whole.region, kernel, out.numel)
     )
-    contract.facts = facts_text(region, names, head, roles)
+    contract.facts = facts_text(whole.region, names, head, roles)
     return contract
 
 
-def _conv(region: Region, names: dict[str, str]) -> Contract:
+def _signature(kernel: str, region: Region, names: dict[str, str]) -> str:
+    scalars = [names[s] for s, _ in region.scalars]
+    return signature_line(kernel, [names[t.name] for t in region.inputs], "out", scalars, ["n"])
+
+
+def _conv(region: Region, names: dict[str, str], extra: _Epilogue | None = None) -> Contract:
     """Direct convolution: one thread per output element; x(c, k...) reads the input under the filter
     tap (0 in the padding), w(c, k...) the filter; the model writes the sum over c and the taps."""
     (step,) = region.steps
@@ -296,7 +356,8 @@ def _conv(region: Region, names: dict[str, str]) -> Contract:
         _per_dim(kwargs.get(k, d), dims) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))
     )
     xn, wn = names[x.name], names[w.name]
-    sig = signature_line(f"region_{region.id}", [names[t.name] for t in region.inputs], "out", [], ["n"])
+    whole = extra or _Epilogue(region)
+    sig = _signature(f"region_{region.id}", whole.region, names)
     ks = ", ".join(f"int64_t k{j}" for j in range(dims))
     coords = ["        int64_t rest = i;"]
     for j in range(dims - 1, -1, -1):
@@ -327,24 +388,28 @@ def _conv(region: Region, names: dict[str, str]) -> Contract:
         + "\n".join(coords)
         + "\n"
         + "\n".join(accessors)
-        + f"\n        // {step_code(step, names)}\n        float result;  // set it\n{BODY_MARK}"
+        + f"\n{whole.loads}        // {step_code(step, names)}\n        float result;  // set it\n"
+        + f"{whole.todo}{BODY_MARK}"
     )
-    tail = "        p_out[i] = result;\n    }\n}\n"
+    tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
     taps_text = ", ".join(f"k{j} in [0, K{j})" for j in range(dims))
     tap_args = ", ".join(f"k{j}" for j in range(dims))
     roles = role_lines(
-        region,
+        whole.region,
         names,
         {
             x.name: f" read as {xn}(c, {tap_args}): the input under tap k of this output element, 0 in the "
             "padding",
             w.name: f" read as {wn}(c, {tap_args})",
+            **whole.notes,
         },
     )
     roles.insert(
         0,
         f"- each thread computes one output element (batch b, channel o) as `result`: the sum over "
-        f"c in [0, C) and {taps_text} of {xn}(...) * {wn}(...)" + (", plus the bias" if bias else ""),
+        f"c in [0, C) and {taps_text} of {xn}(...) * {wn}(...)"
+        + (", plus the bias" if bias else "")
+        + whole.then,
     )
     contract = Contract(
         region.id,
@@ -354,9 +419,9 @@ def _conv(region: Region, names: dict[str, str]) -> Contract:
         head,
         tail,
         "",
-        launch_info(region, f"region_{region.id}", out.numel),
+        launch_info(whole.region, f"region_{region.id}", out.numel),
     )
-    contract.facts = facts_text(region, names, head, roles)
+    contract.facts = facts_text(whole.region, names, head, roles)
     return contract
 
 

@@ -44,9 +44,15 @@ CONTRACTION = frozenset(
 ) | frozenset(f"torch.nn.functional.conv{t}{d}d" for t in ("", "_transpose") for d in (1, 2, 3))
 
 
+def partition(
+    traced: Traced, fuse_epilogues: bool = False, apart: frozenset[str] = frozenset()
+) -> list[Region]:
+    """Regions in graph order (ordered by their output node), ids r0, r1, ...
 
-def partition(traced: Traced) -> list[Region]:
-    """Regions in graph order (ordered by their output node), ids r0, r1, ..."""
+    With `fuse_epilogues` (the aggressive ambition) a contraction whose only user is a map region of its
+    own shape joins that region: one kernel computes the product and its pointwise epilogue, and the
+    product never makes a round trip through memory. Such a region is a contraction whose first step is
+    the product. Products named in `apart` keep their epilogue apart (no contract fits them fused)."""
     graph = traced.gm.graph
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     scalars = dict(traced.scalar_inputs)
@@ -59,14 +65,41 @@ def partition(traced: Traced) -> list[Region]:
             continue
         group = [node]
         if kinds[node.name] == "map":
-            for producer in node.all_input_nodes:
-                if kinds.get(producer.name) == "map" and len(producer.users) == 1 and producer.name in groups:
-                    group = groups.pop(producer.name) + group
+            joined = [p for p in node.all_input_nodes if p.name in groups and len(p.users) == 1]
+            maps = [p for p in joined if kinds[p.name] == "map" and not _has_product(groups[p.name], kinds)]
+            products = [
+                p
+                for p in joined
+                if _is_epilogue_of(node, groups[p.name], kinds) and groups[p.name][0].name not in apart
+            ]
+            if fuse_epilogues and len(products) == 1 and len(joined) == 1:
+                maps = products
+            for producer in maps:
+                group = groups.pop(producer.name) + group
         groups[node.name] = sorted(group, key=lambda n: order[n.name])
     ordered = sorted(groups.values(), key=lambda nodes: order[nodes[-1].name])
     return [
-        _region(f"r{i}", kinds[nodes[-1].name], nodes, traced, scalars) for i, nodes in enumerate(ordered)
+        _region(f"r{i}", _group_kind(nodes, kinds), nodes, traced, scalars) for i, nodes in enumerate(ordered)
     ]
+
+
+def _has_product(nodes: list[torch.fx.Node], kinds: dict[str, Kind]) -> bool:
+    return any(kinds[n.name] == "contraction" for n in nodes)
+
+
+def _is_epilogue_of(node: torch.fx.Node, producer: list[torch.fx.Node], kinds: dict[str, Kind]) -> bool:
+    """`node` (a map) can extend the group ending at `producer`: a contraction, alone or with its epilogue
+    so far, computing a tensor of the node's own shape (the epilogue runs at the product's elements)."""
+    first, last = producer[0], producer[-1]
+    return (
+        kinds[first.name] == "contraction"
+        and all(kinds[n.name] == "map" for n in producer[1:])
+        and tensor_info(last).shape == tensor_info(node).shape == tensor_info(first).shape
+    )
+
+
+def _group_kind(nodes: list[torch.fx.Node], kinds: dict[str, Kind]) -> Kind:
+    return "contraction" if _has_product(nodes, kinds) else kinds[nodes[-1].name]
 
 
 def _kind(node: torch.fx.Node, traced: Traced, scalars: dict[str, float]) -> Kind:

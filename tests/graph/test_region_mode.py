@@ -277,3 +277,33 @@ def test_a_region_no_contract_fits_is_left_to_pytorch_and_the_others_are_still_o
     source = (kernelbench_dir / "level2/10_ConvTranspose2d_MaxPool_Hardtanh_Mean_Tanh.py").read_text()
     parts, _ = offered(source, "moderate")
     assert [(region.id, region.kind) for region, _ in parts] == [("r2", "map"), ("r4", "map")]
+
+
+def test_aggressive_ambition_asks_for_a_product_with_its_epilogue_in_one_kernel(
+    scripted, kernelbench_dir: Path
+) -> None:
+    """Level 2's problem 9 (linear, subtract, multiply, relu) is one fused region at aggressive ambition:
+    one prompt, one kernel that computes `result` and then the epilogue, one region judged alone."""
+    body = (
+        "float acc = 0.0f;\nfor (int64_t k = 0; k < K; ++k) acc += x(k) * linear_weight(k);\n"
+        "result = acc + linear_bias[j];\nfloat t1 = result - 2.0f;\nfloat t2 = t1 * 1.5f;\n"
+        "float t3 = kg_relu(t2);"
+    )
+    model = scripted(lambda m, kw: f"```cuda\n{body}\n```")
+    task = problem_to_dict(load_problem(kernelbench_dir / "level2/9_Matmul_Subtract_Multiply_ReLU.py"))
+    seen: list[dict[str, Any]] = []
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen.extend(jobs)
+        return [_region_verdict(j, ok=True) for j in jobs]
+
+    with EVALUATOR.use(judge):
+        state = compile_graph("zero_shot").invoke(
+            {"task": task}, context=Context(format="regions", ambition="aggressive")
+        )
+    (prompt,) = [c[0][-1]["content"] for c in model.calls]
+    assert "result = torch.nn.functional.linear(x, linear_weight, linear_bias)\nt1 = result - 2.0" in prompt
+    assert state["best"]["local_ok"] and state["best"]["bodies"] == {"r0": body}
+    (region,) = seen[0]["regions"]
+    ops = [s["target"].rsplit(".", 1)[-1] for s in region["spec"]["steps"]]
+    assert ops == ["linear", "sub", "mul", "relu"]

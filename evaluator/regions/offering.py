@@ -1,0 +1,56 @@
+"""What a problem offers the model at an ambition: the cut the ambition works on, the regions a contract
+fits, and the chosen ones with their contracts. The graph's nodes, `python -m evaluator.regions show` and
+the benchmarks all offer through here, so they offer the same regions."""
+
+from __future__ import annotations
+
+from evaluator.regions.contract import Contract, render
+from evaluator.regions.model import Region, RegionError
+from evaluator.regions.partition import offer, partition
+from evaluator.regions.trace import Traced
+
+
+def cut(traced: Traced, ambition: str) -> list[Region]:
+    """The partition the ambition works on. Aggressive fuses each product's pointwise epilogue into it,
+    except where no contract fits the fused region (a transposed convolution): that epilogue stays a map
+    region of its own, which does have one."""
+    if ambition != "aggressive":
+        return partition(traced)
+    regions = partition(traced, fuse_epilogues=True)
+    apart = frozenset(r.nodes[0] for r in regions if _fused(r) and _why_unfit(r))
+    return partition(traced, fuse_epilogues=True, apart=apart) if apart else regions
+
+
+def contracted(regions: list[Region]) -> tuple[list[tuple[Region, Contract]], list[str]]:
+    """Every computing region a contract fits, with it, and why for each one none fits (a mean over two
+    dims, an int64 tensor): those are left to PyTorch like kept ones."""
+    fit: list[tuple[Region, Contract]] = []
+    unfit: list[str] = []
+    for region in regions:
+        if region.kind == "kept":
+            continue
+        try:
+            fit.append((region, render(region)))
+        except RegionError as exc:
+            unfit.append(str(exc))
+    return fit, unfit
+
+
+def choose(
+    fit: list[tuple[Region, Contract]], ambition: str, weights: dict[str, float] | None = None
+) -> list[tuple[Region, Contract]]:
+    """The offered ones among the regions a contract fits (partition.offer's rule), in graph order."""
+    chosen = {r.id for r in offer([region for region, _ in fit], ambition, weights)}
+    return [(region, contract) for region, contract in fit if region.id in chosen]
+
+
+def _fused(region: Region) -> bool:
+    return region.kind == "contraction" and len(region.steps) > 1
+
+
+def _why_unfit(region: Region) -> str:
+    try:
+        render(region)
+    except RegionError as exc:
+        return str(exc)
+    return ""

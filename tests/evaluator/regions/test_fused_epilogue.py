@@ -1,0 +1,141 @@
+"""Aggressive ambition: a product and its pointwise epilogue in one region, its contract compiled by NVRTC and
+emulated on the CPU; products no fused contract fits keep their epilogue apart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evaluator.problem import load_problems, problem_from_source, shrink_problem
+from evaluator.regions.__main__ import main
+from evaluator.regions.check import check
+from evaluator.regions.emulate import emulate
+from evaluator.regions.offering import choose, contracted, cut
+from evaluator.regions.partition import partition
+from evaluator.regions.trace import trace_problem
+
+SHARED_PRODUCT = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return torch.relu(y) + y
+
+def get_inputs():
+    return [torch.randn(4, 16)]
+
+def get_init_inputs():
+    return []
+"""
+
+LINEAR_EPILOGUE = """double acc = 0.0;
+for (int64_t k = 0; k < K; ++k) acc += (double)x(k) * linear_weight(k);
+result = (float)acc + linear_bias[j];
+float t1 = result - 2.0f;
+float t2 = t1 * 1.5f;
+float t3 = kg_relu(t2);"""
+
+CONV_EPILOGUE = """float acc = conv_bias[o];
+for (int64_t c = 0; c < C; ++c)
+    for (int64_t k0 = 0; k0 < K0; ++k0)
+        for (int64_t k1 = 0; k1 < K1; ++k1) acc += x(c, k0, k1) * conv_weight(c, k0, k1);
+result = acc;
+float t1 = kg_relu(result);
+float t2 = t1 + bias;"""
+
+
+def _problem(kernelbench_dir: Path, level: int, pid: int, cap: int | None = None):
+    problem = next(iter(load_problems(kernelbench_dir / f"level{level}", ids=[pid])))
+    return shrink_problem(problem, cap=cap) if cap else problem
+
+
+def test_aggressive_fuses_the_epilogue_into_its_product(kernelbench_dir: Path) -> None:
+    traced = trace_problem(_problem(kernelbench_dir, 2, 1))
+    assert [r.kind for r in partition(traced)] == ["contraction", "map"]
+    (fused,) = cut(traced, "aggressive")
+    assert fused.kind == "contraction"
+    assert [s.target.rsplit(".", 1)[-1] for s in fused.steps] == ["conv2d", "relu", "add"]
+    assert [t.name for t in fused.inputs] == ["x", "conv_weight", "conv_bias", "bias"]
+    assert fused.output == traced.output
+    assert cut(traced, "moderate") == partition(traced)  # only aggressive fuses
+
+
+def test_a_product_read_twice_keeps_its_epilogue_apart() -> None:
+    traced = trace_problem(problem_from_source(SHARED_PRODUCT, name="shared_product"))
+    assert [r.kind for r in cut(traced, "aggressive")] == ["contraction", "map"]
+
+
+def test_a_product_without_a_fused_contract_leaves_its_epilogue_a_map(kernelbench_dir: Path) -> None:
+    """A transposed convolution has no skeleton: fused, nothing would be writable; apart, the map is."""
+    traced = trace_problem(_problem(kernelbench_dir, 2, 2))
+    fit, unfit = contracted(cut(traced, "aggressive"))
+    assert [(r.kind, len(r.steps)) for r, _ in choose(fit, "aggressive")] == [("map", 5)]
+    assert len(unfit) == 1 and "conv_transpose2d" in unfit[0]
+
+
+def test_fused_contract_reads_result_then_the_epilogue_steps(kernelbench_dir: Path) -> None:
+    (region,) = cut(trace_problem(_problem(kernelbench_dir, 2, 9)), "aggressive")
+    ((_, contract),), _ = contracted([region])
+    assert "result = torch.nn.functional.linear(x, linear_weight, linear_bias)\nt1 = result - 2.0" in (
+        contract.facts
+    )
+    assert "// then one line per step, in order:\n        // t1 = result - 2.0" in contract.head
+    assert contract.tail.startswith("        p_out[i] = t3;")
+    assert contract.launch["inputs"] == ["x", "linear_weight", "linear_bias"]
+    assert check(contract, LINEAR_EPILOGUE).ok
+    missing = check(contract, LINEAR_EPILOGUE.rsplit("\n", 1)[0])
+    assert not missing.ok and "t3" in missing.errors
+
+
+def test_fused_kernels_compute_the_reference_on_the_cpu(kernelbench_dir: Path) -> None:
+    for (level, pid), body, wrong in (
+        ((2, 9), LINEAR_EPILOGUE, ("t1 * 1.5f", "t1 * 2.5f")),
+        ((2, 1), CONV_EPILOGUE, ("t1 + bias", "t1 - bias")),
+    ):
+        (region,) = cut(trace_problem(_problem(kernelbench_dir, level, pid, cap=8)), "aggressive")
+        ((_, contract),), _ = contracted([region])
+        assert region.steps[0].target.endswith(("linear", "conv2d"))
+        assert emulate(region, contract, body).ok, (level, pid)
+        bad = emulate(region, contract, body.replace(*wrong))
+        assert not bad.ok and "PyTorch gives" in bad.error, (level, pid)
+
+
+def test_cli_shows_the_fused_region_and_what_is_left_to_pytorch(
+    kernelbench_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = next((kernelbench_dir / "level2").glob("2_*.py"))
+    assert main(["show", str(path), "--ambition", "aggressive"]) == 0
+    out = capsys.readouterr().out
+    assert "offered at aggressive: r1" in out and "left to PyTorch, no contract fits: r0:" in out
+    path = next((kernelbench_dir / "level2").glob("9_*.py"))
+    assert main(["show", str(path), "--ambition", "aggressive", "--contract"]) == 0
+    out = capsys.readouterr().out
+    assert "1 regions; offered at aggressive: r0" in out and "float result;  // set it" in out
+
+
+@pytest.mark.gpu
+def test_a_fused_kernel_is_strictly_correct_on_the_gpu(kernelbench_dir: Path, eval_cache: Path) -> None:
+    """Level 2's problem 9 at KernelBench's sizes: the fused kernel through the region kind's export, judged
+    whole and alone (its region check runs the four PyTorch lines it replaces)."""
+    from evaluator.api import evaluate_many
+    from evaluator.config import EvalConfig
+    from evaluator.jobs import Job
+    from evaluator.regions.export import Written, export_program, region_markers
+
+    problem = _problem(kernelbench_dir, 2, 9)
+    ((region, contract),), _ = contracted(cut(trace_problem(problem), "aggressive"))
+    written = [Written(region, contract, LINEAR_EPILOGUE)]
+    source = export_program(problem, written, "nvrtc")
+    job = Job("fused", problem, source, code=source, extracted=True, regions=region_markers(written))
+    config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=3)
+    (verdict,) = evaluate_many([job], config)
+    assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
+    assert [r["verdict"] for r in verdict["evidence"]["regions"]] == ["correct"]
+    assert verdict["evidence"]["custom"]["replaced"]
