@@ -42,7 +42,8 @@ class Context:
     ambition: Annotated[Ambition, _doc(
         "How much of the model to rewrite: conservative = fuse or replace one memory-bound op and keep "
         "library GEMM/conv; moderate = replace the main ops and fuse epilogues; aggressive = rewrite the "
-        "whole model in custom kernels. Picks nodes/prompts/<ambition>/.")] = "moderate"
+        "whole model in custom kernels (in region mode: products too, each with its pointwise epilogue fused "
+        "into its kernel). Picks nodes/prompts/<ambition>/.")] = "moderate"
     format: Annotated[Literal["program", "regions"], _doc(
         "program: the model writes the whole ModelNew program (the paper's format); regions: the framework "
         "traces the task, offers regions by ambition and writes everything but each region kernel's body, "
