@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -88,6 +89,10 @@ _PARAMS: dict[str, tuple[str, ...]] = {
 
 # Keyword arguments that only steer PyTorch itself.
 _NOISE = {"_stacklevel"}
+# torch.fx patches module calls through process-wide state while it traces: two threads tracing at once
+# (best-of-n samples fan out in a thread pool) break each other ("CURRENT_PATCHER is None", "module is
+# not installed as a submodule"), and the sample falls back to a whole program. One trace at a time.
+_TRACING = threading.RLock()
 
 
 @dataclass
@@ -113,21 +118,23 @@ class Traced:
 def trace_problem(problem: Problem) -> Traced:
     """Trace `problem` on meta tensors; RegionError says why it cannot be (the caller then falls back)."""
     module = load_module(problem)
-    try:
-        torch.manual_seed(42)
-        with torch.device("meta"):
-            model = module.Model(*module.get_init_inputs())
-            inputs = list(module.get_inputs())
-    except Exception as exc:
-        raise RegionError(f"building Model or its inputs on meta tensors failed: {_why(exc)}") from exc
-    return _describe(problem.name, graph_module(model, inputs), inputs)
+    with _TRACING:
+        try:
+            torch.manual_seed(42)
+            with torch.device("meta"):
+                model = module.Model(*module.get_init_inputs())
+                inputs = list(module.get_inputs())
+        except Exception as exc:
+            raise RegionError(f"building Model or its inputs on meta tensors failed: {_why(exc)}") from exc
+        return _describe(problem.name, graph_module(model, inputs), inputs)
 
 
 def graph_module(model: torch.nn.Module, inputs: list[Any]) -> torch.fx.GraphModule:
     """The graph regions are cut from, shapes propagated; the same node names for a real model on a GPU host
     as for its meta twin, so a region's nodes can be found there."""
     try:
-        graph = _Tracer().trace(model)
+        with _TRACING:
+            graph = _Tracer().trace(model)
     except torch.fx.proxy.TraceError as exc:
         raise RegionError(f"forward has data-dependent control flow, fx cannot trace it: {exc}") from exc
     except Exception as exc:

@@ -218,3 +218,18 @@ def test_the_graph_of_a_real_model_computes_the_reference(kernelbench_dir: Path)
     torch.manual_seed(0)
     expected = model(*inputs)
     torch.testing.assert_close(gm(*inputs), expected)
+
+
+def test_threads_tracing_at_once_all_get_the_graph(kernelbench_dir: Path) -> None:
+    """Best-of-n samples fan out in a thread pool and each traces its task: torch.fx's module patcher is
+    process-wide, so unserialised traces broke each other and samples fell back to whole programs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    problem = next(iter(load_problems(kernelbench_dir / "level2", ids=[3])))
+
+    def steps(_: int) -> int:
+        return len(trace_problem(problem).steps)
+
+    with ThreadPoolExecutor(8) as pool:
+        counts = set(pool.map(steps, range(24)))
+    assert len(counts) == 1
