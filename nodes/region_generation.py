@@ -23,6 +23,7 @@ from evaluator.regions.export import Written, export_program, region_markers
 from evaluator.regions.model import Region, RegionError
 from evaluator.regions.offering import choose, contracted, cut
 from evaluator.regions.partition import costliest
+from evaluator.regions.shapes import TILED, tiled
 from evaluator.regions.shares import profile_shares
 from evaluator.regions.trace import trace_problem
 from evaluator.regions.twins import rename_body, twin_key
@@ -78,8 +79,16 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
     attempts: dict[str, RegionAttempt] = {}
     twins: dict[tuple[str, str, str], tuple[str, list[str], str]] = {}  # written once, renamed for twins
     reused: dict[str, str] = {}  # region id -> the twin whose body it took
+    shaped: dict[str, str] = {}  # region id -> the launch shape it runs on, where not the first contract's
+    shapes_before = (inp.get("last") or {}).get("shapes")
     for k, (region, contract) in enumerate(parts):
         route, text, before = routes.get(region.id, ("fresh", "", None))
+        contract, route, moved = _shape(region, contract, route, before, shapes_before)
+        if moved:
+            shaped[region.id] = TILED
+        if moved == "now":  # the fast second's first move: the correct body on the faster launch shape
+            written.append(Written(region, contract, before))
+            continue
         if route == "keep":  # right on the GPU last round: kept as it was
             written.append(Written(region, contract, before))
             continue
@@ -127,6 +136,7 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
         "bodies": {w.region.id: w.body for w in written},
         "region_ops": {w.region.id: list(dict.fromkeys(s.target for s in w.region.steps)) for w in written},
         "costliest": costliest([region for region, _ in parts], shares).id,
+        "shapes": shaped,
         "local_ok": all(a.ok for a in attempts.values()),
         "prompt_tokens": sum(a.prompt_tokens for a in attempts.values()),
         "completion_tokens": sum(a.completion_tokens for a in attempts.values()),
@@ -157,10 +167,36 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
                 w.region.id for w in written if w.region.id not in attempts and w.region.id not in reused
             ),
             "twins": reused,
+            "shapes": shaped,
             "errors": {rid: a.errors for rid, a in attempts.items() if not a.ok},
         },
     )
     return {"pending": [candidate], "events": [trace]}
+
+
+def _shape(
+    region: Region, contract: Contract, route: str, before: str | None, shapes: dict[str, str] | None
+) -> tuple[Contract, str, str]:
+    """The contract a region is written against this round, its route, and whether it runs on the tiled
+    launch shape ("now": moved there this round, "kept": moved earlier, "": not).
+
+    A product on its first contract that the fast second picks moves its correct body, unchanged, onto
+    2-D blocks with shared-memory tiles (evaluator.regions.shapes) when the body compiles there: no model
+    call, and select keeps it only if it is strictly correct and faster. Once moved, the region stays on
+    the shape while it is right or being made faster (the model's rewrites then target the tiled
+    contract); if the GPU finds it wrong there, it is repaired on its first contract."""
+    on_tiles = (shapes or {}).get(region.id) == TILED
+    if on_tiles and route not in ("keep", "optimise"):
+        return contract, route, ""
+    if not on_tiles and route != "optimise":
+        return contract, route, ""
+    try:
+        shaped = tiled(region)
+    except RegionError:
+        return contract, route, ""
+    if on_tiles:
+        return shaped, route, "kept"
+    return (shaped, route, "now") if check(shaped, before or "").ok else (contract, route, "")
 
 
 def _planned(plan: dict[str, Any] | None) -> dict[str, str]:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|corpus|regions|regions_kb|baseline|profiles|throughput|paper|all]
+#   scripts/gpu_suite.sh [suite|corpus|regions|regions_kb|shapes|baseline|profiles|throughput|paper|all]
 #   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
@@ -32,6 +32,10 @@
 #   .venv/bin/python -m benchmarks.regions jobs --launcher load_inline --greedy-only --jobs .device/regions/jobs_kb.jsonl
 #   KG_REGION_KB_JOBS=.device/regions/jobs_kb.jsonl scripts/gpu_suite.sh regions_kb
 #     -> $OUT/region_kb_verdicts.jsonl
+# shapes: the model's greedy product kernels on their first contract and on shared-memory tiles, one run:
+#   .venv/bin/python -m benchmarks.launch_shapes jobs --jobs .device/shapes/jobs.jsonl
+#   KG_SHAPES_JOBS=.device/shapes/jobs.jsonl scripts/gpu_suite.sh shapes   -> $OUT/shapes_verdicts.jsonl
+#   then here: python -m benchmarks.launch_shapes report --verdicts shapes_verdicts.jsonl
 # to judge jobs a batch did not reach (no throughput figure; resumable, like `paper`):
 #   python3 -m evaluator run JOBS.jsonl --out $OUT/more_verdicts.jsonl \
 #     --config '{"reference_compile": "baseline", "baseline_file": "benchmarks/baselines/h200.json"}'
@@ -94,6 +98,10 @@ run_regions_kb() {
     "${KG_REGION_KB_JOBS:?set KG_REGION_KB_JOBS}" --out "$OUT/region_kb_verdicts.jsonl" \
     --cache-dir "$CACHE/regions_kb" --config "$BASELINE_CONFIG" 2>&1 | tr '\r' '\n' | tee "$OUT/regions_kb.log"
 }
+run_shapes() {
+  "$PY" -m evaluator run "${KG_SHAPES_JOBS:?set KG_SHAPES_JOBS}" --out "$OUT/shapes_verdicts.jsonl" \
+    --cache-dir "$CACHE/shapes" --config "$BASELINE_CONFIG" 2>&1 | tr '\r' '\n' | tee "$OUT/shapes.log"
+}
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
     ${KG_THROUGHPUT_ARGS:-} 2>&1 | tee "$OUT/throughput.log"
@@ -104,6 +112,7 @@ case "$what" in
   corpus) run_corpus ;;
   regions) run_regions ;;
   regions_kb) run_regions_kb ;;
+  shapes) run_shapes ;;
   baseline) run_baseline ;;
   profiles) run_profiles ;;
   throughput) run_throughput ;;

@@ -272,30 +272,60 @@ def _fused(region: Region, names: dict[str, str]) -> Contract:
     return _matmul(core, names, extra) if product.target in _MATMUL else _conv(core, names, extra)
 
 
+@dataclass(frozen=True)
+class Operands:
+    """A matmul-family product's sizes and how to read its operands: `a_at` reads A at (bt, m, k), `b_at`
+    reads B at (bt, k, j), as C expressions over those names (the launch shapes share them)."""
+
+    m_rows: int
+    n_cols: int
+    k_dim: int
+    batch: int
+    a_at: str
+    b_at: str
+    linear: bool
+
+
+def operands(region: Region, names: dict[str, str]) -> Operands:
+    """The product's operands; RegionError for a matmul of a vector."""
+    step = region.steps[0]
+    out = region.output
+    a, b = region.inputs[:2]
+    if step.target == "torch.nn.functional.linear":
+        k_dim = a.shape[-1]
+        return Operands(
+            prod(a.shape[:-1]),
+            b.shape[0],
+            k_dim,
+            1,
+            f"p_{names[a.name]}[m * {k_dim} + k]",
+            f"p_{names[b.name]}[j * {k_dim} + k]",
+            True,
+        )
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        raise RegionError(f"{region.id}: matmul of a vector has no contract yet")
+    k_dim, n_cols = b.shape[-2], b.shape[-1]
+    m_rows = a.shape[-2]
+    a_batch = f"bt * {m_rows * k_dim} + " if prod(a.shape[:-2]) > 1 else ""
+    b_batch = f"bt * {k_dim * n_cols} + " if prod(b.shape[:-2]) > 1 else ""
+    return Operands(
+        m_rows,
+        n_cols,
+        k_dim,
+        prod(out.shape[:-2]),
+        f"p_{names[a.name]}[{a_batch}m * {k_dim} + k]",
+        f"p_{names[b.name]}[{b_batch}k * {n_cols} + j]",
+        False,
+    )
+
+
 def _matmul(region: Region, names: dict[str, str], extra: _Epilogue | None = None) -> Contract:
     (step,) = region.steps
     out = region.output
-    linear = step.target == "torch.nn.functional.linear"
     a, b, *rest = region.inputs
-    if linear:
-        k_dim = a.shape[-1]
-        m_rows = prod(a.shape[:-1])
-        n_cols = b.shape[0]
-        a_at = f"p_{names[a.name]}[m * {k_dim} + k]"
-        b_at = f"p_{names[b.name]}[j * {k_dim} + k]"
-        batch = 1
-    else:
-        if len(a.shape) < 2 or len(b.shape) < 2:
-            raise RegionError(f"{region.id}: matmul of a vector has no contract yet")
-        k_dim, n_cols = b.shape[-2], b.shape[-1]
-        m_rows = a.shape[-2]
-        batch = prod(out.shape[:-2])
-        a_batch = prod(a.shape[:-2]) > 1
-        b_batch = prod(b.shape[:-2]) > 1
-        a_at = f"p_{names[a.name]}[{'bt * ' + str(m_rows * k_dim) + ' + ' if a_batch else ''}m * {k_dim} + k]"
-        b_at = (
-            f"p_{names[b.name]}[{'bt * ' + str(k_dim * n_cols) + ' + ' if b_batch else ''}k * {n_cols} + j]"
-        )
+    ops = operands(region, names)
+    linear, k_dim, m_rows, n_cols, batch = ops.linear, ops.k_dim, ops.m_rows, ops.n_cols, ops.batch
+    a_at, b_at = ops.a_at, ops.b_at
     kernel = f"region_{region.id}"
     an, bn = names[a.name], names[b.name]
     whole = extra or _Epilogue(region)

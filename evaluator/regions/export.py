@@ -152,9 +152,16 @@ def _nvrtc_loader(region: Region, contract: Contract, body: str) -> str:
     n_inputs={len(info["inputs"])},
     n_scalars={len(info["scalars"])},
     output_shape={tuple(int(d) for d in info["output_shape"])!r},
-    count={int(info["count"])},
+    count={int(info["count"])},{_shape_args(info)}
 )
 '''
+
+
+def _shape_args(info: dict[str, Any]) -> str:
+    """The launch shape's fixed blocks and grid, where the contract has one (evaluator.regions.shapes)."""
+    if "block" not in info:
+        return ""
+    return f"\n    block={tuple(info['block'])!r},\n    grid={tuple(info['grid'])!r},"
 
 
 def _spliced_forward(traced: Traced, regions: Sequence[Region]) -> str:
@@ -244,8 +251,8 @@ def _cuda_source(contract: Contract, body: str) -> str:
             *lines,
             f"    auto out = torch::empty({{{shape}}}, {first});",
             f"    const int64_t n = {contract.launch['count']};",
-            f"    const int64_t blocks = std::min<int64_t>((n + {THREADS - 1}) / {THREADS}, 1 << 20);",
-            f"    {contract.kernel_name}<<<(unsigned)blocks, {THREADS}, 0,",
+            *_host_shape(contract.launch),
+            f"    {contract.kernel_name}<<<grid, block, 0,",
             "        c10::cuda::getCurrentCUDAStream()>>>(",
             f"        {', '.join(pointers)});",
             "    C10_CUDA_KERNEL_LAUNCH_CHECK();",
@@ -256,6 +263,19 @@ def _cuda_source(contract: Contract, body: str) -> str:
     headers = ("torch/extension.h", "c10/cuda/CUDAStream.h", "c10/cuda/CUDAException.h")
     includes = "".join(f"#include <{h}>\n" for h in headers)
     return f"{includes}{contract.assemble(body)}\n{host}\n"
+
+
+def _host_shape(info: dict[str, Any]) -> list[str]:
+    """The host function's grid and block: the shape's own, else a grid-stride loop's."""
+    if "block" in info:
+        return [
+            "    const dim3 grid({}, {}, {});".format(*info["grid"]),
+            "    const dim3 block({}, {}, {});".format(*info["block"]),
+        ]
+    return [
+        f"    const dim3 grid((unsigned)std::min<int64_t>((n + {THREADS - 1}) / {THREADS}, 1 << 20));",
+        f"    const dim3 block({THREADS});",
+    ]
 
 
 def _arg(name: str) -> str:

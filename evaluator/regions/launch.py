@@ -44,8 +44,13 @@ class RegionKernel:
         n_scalars: int,
         output_shape: Sequence[int],
         count: int,
+        block: Sequence[int] | None = None,
+        grid: Sequence[int] | None = None,
     ) -> None:
         self.kernel = kernel
+        # one thread per element over a grid-stride loop, unless the shape fixes its blocks and grid
+        self.block = tuple(int(d) for d in block) if block else (THREADS, 1, 1)
+        self.grid = tuple(int(d) for d in grid) if grid else None
         self.n_inputs, self.n_scalars = n_inputs, n_scalars
         self.output_shape = tuple(int(d) for d in output_shape)
         self.count = int(count)
@@ -68,13 +73,13 @@ class RegionKernel:
         values += [ctypes.c_float(float(s)) for s in args[self.n_inputs :]]
         values.append(ctypes.c_int64(self.count))
         params = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
-        blocks = min((self.count + THREADS - 1) // THREADS, MAX_BLOCKS)
+        grid = self.grid or (min((self.count + THREADS - 1) // THREADS, MAX_BLOCKS), 1, 1)
         stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)
         driver = _driver()
         with torch.cuda.device(device):
             _check(driver, driver.cuCtxSetCurrent(_context(device.index)), "cuCtxSetCurrent")
             function = self._load(device.index)
-            launch_args = (blocks, 1, 1, THREADS, 1, 1, 0, stream, ctypes.cast(params, ctypes.c_void_p), None)
+            launch_args = (*grid, *self.block, 0, stream, ctypes.cast(params, ctypes.c_void_p), None)
             result = driver.cuLaunchKernel(function, *launch_args)
         _check(driver, result, f"launching {self.kernel}")
         return out
@@ -105,11 +110,14 @@ def load_region_kernel(
     n_scalars: int,
     output_shape: Sequence[int],
     count: int,
+    block: Sequence[int] | None = None,
+    grid: Sequence[int] | None = None,
 ) -> Any:
     """An extension-like object whose attribute `launch` runs the kernel: the evaluator's build cache
     wraps it as it wraps a load_inline module (counting calls, skip trials), whatever `name` it has."""
     module = type(name, (), {})()
-    setattr(module, launch, RegionKernel(source, kernel, n_inputs, n_scalars, output_shape, count))
+    kernel_object = RegionKernel(source, kernel, n_inputs, n_scalars, output_shape, count, block, grid)
+    setattr(module, launch, kernel_object)
     return module
 
 

@@ -214,8 +214,12 @@ def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_fa
     model = scripted(lambda m, kw: next(bodies))
 
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [_timed(j, ok=second_ok or "__fmul_rn" not in j["code"],
-                       ms=0.5 if "__fmul_rn" in j["code"] else 2.0) for j in jobs]
+        return [
+            _timed(
+                j, ok=second_ok or "__fmul_rn" not in j["code"], ms=0.5 if "__fmul_rn" in j["code"] else 2.0
+            )
+            for j in jobs
+        ]
 
     ctx = Context(format="regions", rounds=2, stop_on="faster")
     with EVALUATOR.use(judge):
@@ -307,3 +311,31 @@ def test_aggressive_ambition_asks_for_a_product_with_its_epilogue_in_one_kernel(
     (region,) = seen[0]["regions"]
     ops = [s["target"].rsplit(".", 1)[-1] for s in region["spec"]["steps"]]
     assert ops == ["linear", "sub", "mul", "relu"]
+
+
+@pytest.mark.parametrize("tiles_ok", [True, False])
+def test_fast_second_moves_a_correct_product_onto_tiles_without_a_model_call(
+    scripted, kernelbench_dir: Path, tiles_ok: bool
+) -> None:
+    """Round 0 writes the product per element; round 1's fast second runs that body on shared-memory tiles
+    (no model call); round 2 asks the model for a faster body on the tiles if they were right, and repairs
+    on the first contract if the GPU found them wrong."""
+    body = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
+    model = scripted(lambda m, kw: f"```cuda\n{body}\n```")
+    task = problem_to_dict(load_problem(kernelbench_dir / "level1/1_Square_matrix_multiplication_.py"))
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        on_tiles = ["block=(16, 16, 1)" in j["code"] for j in jobs]
+        return [
+            _timed(j, ok=tiles_ok or not t, ms=2.0 if t else 4.0) for j, t in zip(jobs, on_tiles, strict=True)
+        ]
+
+    ctx = Context(format="regions", rounds=3, stop_on="faster")
+    with EVALUATOR.use(judge):
+        state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
+    first, second = model.calls_for("generate")
+    assert "tile_a" not in first[0][-1]["content"]
+    assert ("tile_a" in second[0][-1]["content"]) is tiles_ok  # round 2: on the tiles, or back off them
+    shapes = [c["shapes"] for c in state["candidates"]]
+    assert shapes == ([{}, {"r0": "tiled"}, {"r0": "tiled"}] if tiles_ok else [{}, {"r0": "tiled"}, {}])
+    assert ("block=(16, 16, 1)" in state["best"]["code"]) is tiles_ok
