@@ -32,7 +32,7 @@ def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
     from evaluator.regions.check import check
     from evaluator.regions.export import Written, export_program, region_markers
     from evaluator.regions.model import RegionError
-    from evaluator.regions.shapes import tiled
+    from evaluator.regions.shapes import moves_to_tiles, tiled
 
     problems = {p.key: p for p in load_problems(kernelbench)}
     lines, skipped = [], []
@@ -46,8 +46,8 @@ def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
         except RegionError as exc:
             skipped.append(f"{row['problem']}: {exc}")
             continue
-        if not check(shaped, row["body"]).ok:
-            skipped.append(f"{row['problem']}: the body does not compile on tiles")
+        if not moves_to_tiles(row["body"]) or not check(shaped, row["body"]).ok:
+            skipped.append(f"{row['problem']}: the body touches memory itself or does not compile on tiles")
             continue
         for shape, contract in zip(SHAPES, (first, shaped), strict=True):
             written = [Written(region, contract, row["body"])]
@@ -84,6 +84,7 @@ def summarise(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
             v = shapes.get(shape) or {}
             row[shape] = {
                 "verdict": v.get("verdict"),
+                "why": _why(v),
                 "strict": bool(v.get("correct_strict")),
                 "speedup_eager": v.get("speedup_eager"),
                 "speedup_compile": v.get("speedup_compile"),
@@ -95,6 +96,19 @@ def summarise(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
         rows.append(row)
     geomean = round(math.exp(sum(map(math.log, gains)) / len(gains)), 2) if gains else None
     return {"problems": rows, "compared": len(gains), "geomean_tiled_over_first": geomean}
+
+
+def _why(verdict: dict[str, Any]) -> str:
+    """Where a verdict that is not strictly correct failed: the strict checks it missed and how many
+    elements were off (the signed-input trial is where a changed summation order shows)."""
+    if verdict.get("correct_strict") or not verdict:
+        return ""
+    evidence = verdict.get("evidence") or {}
+    signed = (evidence.get("strict") or {}).get("signed_trial") or {}
+    failures = ", ".join(evidence.get("strict_failures") or []) or str(verdict.get("verdict"))
+    if signed.get("mismatches"):
+        return f"{failures}: {signed['mismatches']} elements, max abs err {signed.get('max_abs_err', 0):.1e}"
+    return failures
 
 
 def markdown(summary: dict[str, Any], device: str) -> str:
@@ -114,7 +128,8 @@ def markdown(summary: dict[str, Any], device: str) -> str:
     for r in summary["problems"]:
         a, b = r["first"], r["tiled"]
         lines.append(
-            f"| {r['problem']} | {a['verdict']} | {b['verdict']} | {x(a['speedup_eager'])} / "
+            f"| {r['problem']} | {a['verdict']} | {b['verdict']}{f' ({why})' if (why := b['why']) else ''} | "
+            f"{x(a['speedup_eager'])} / "
             f"{x(b['speedup_eager'])} | {x(a['speedup_compile'])} / {x(b['speedup_compile'])} | "
             f"{x(r.get('tiled_over_first'))} |"
         )

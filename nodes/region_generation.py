@@ -23,7 +23,7 @@ from evaluator.regions.export import Written, export_program, region_markers
 from evaluator.regions.model import Region, RegionError
 from evaluator.regions.offering import choose, contracted, cut
 from evaluator.regions.partition import costliest
-from evaluator.regions.shapes import TILED, tiled
+from evaluator.regions.shapes import TILED, moves_to_tiles, tiled
 from evaluator.regions.shares import profile_shares
 from evaluator.regions.trace import trace_problem
 from evaluator.regions.twins import rename_body, twin_key
@@ -196,7 +196,9 @@ def _shape(
         return contract, route, ""
     if on_tiles:
         return shaped, route, "kept"
-    return (shaped, route, "now") if check(shaped, before or "").ok else (contract, route, "")
+    if moves_to_tiles(before or "") and check(shaped, before or "").ok:
+        return shaped, route, "now"
+    return contract, route, ""
 
 
 def _planned(plan: dict[str, Any] | None) -> dict[str, str]:

@@ -12,6 +12,8 @@ K / TILE times) or an epilogue keep one thread per element.
 
 from __future__ import annotations
 
+import re
+
 from evaluator.regions.contract import _MATMUL, LONG_SUM, Contract, operands
 from evaluator.regions.library import PRELUDE
 from evaluator.regions.model import Region, RegionError
@@ -27,6 +29,14 @@ from evaluator.regions.skeleton import (
 
 TILE = 16
 TILED = "tiled"  # the shape's name in a candidate's record of which regions run on which shape
+_MEMORY = re.compile(r"\bp_\w+")  # the kernel's pointers: p_out, p_A, ...
+
+
+def moves_to_tiles(body: str) -> bool:
+    """Whether a first contract's body can run per slice unchanged: only if it reads through the
+    accessors and sets `result`. A body that also touches memory itself (`p_out[m * N + j] = result;`,
+    harmless once per element) would do so once per slice, and from the edge tiles' idle threads too."""
+    return _MEMORY.search(body) is None
 
 
 def tiled(region: Region) -> Contract:

@@ -35,9 +35,9 @@ def get_init_inputs():
     return []
 """
 
-LINEAR_EPILOGUE = """double acc = 0.0;
-for (int64_t k = 0; k < K; ++k) acc += (double)x(k) * linear_weight(k);
-result = (float)acc + linear_bias[j];
+LINEAR_EPILOGUE = """float acc = 0.0f;
+for (int64_t k = 0; k < K; ++k) acc += x(k) * linear_weight(k);
+result = acc + linear_bias[j];
 float t1 = result - 2.0f;
 float t2 = t1 * 1.5f;
 float t3 = kg_relu(t2);"""

@@ -54,7 +54,7 @@ def test_annotate_shows_the_line_and_a_caret_under_the_error(have_nvrtc: None) -
     head, code, caret = text.splitlines()
     assert head == 'error: identifier "scale_factor" is undefined'
     assert code.strip() == "float v = a[i] * scale_factor;"
-    assert caret.strip() == "^" and code[caret.index("^"):].startswith("scale_factor")
+    assert caret.strip() == "^" and code[caret.index("^") :].startswith("scale_factor")
 
 
 def test_annotate_without_a_column_points_at_the_first_character() -> None:
@@ -106,7 +106,7 @@ RULE_CASES = [
     ("module_call", "out[i] = GELU(a[i]);"),
     ("host_call", "float* t = (float*)malloc(4);"),
     ("host_call", "cudaMalloc(&t, 4);"),
-    ("kernel_definition", '__global__ void helper(float* x) {'),
+    ("kernel_definition", "__global__ void helper(float* x) {"),
     ("kernel_definition", 'extern "C" void region_r0(const float* a, float* out, int64_t n, float s) {'),
     ("include", "#include <cuda_runtime.h>"),
     ("return_value", "return out[i];"),

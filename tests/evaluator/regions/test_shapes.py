@@ -12,7 +12,7 @@ from evaluator.regions.check import check
 from evaluator.regions.export import Written, export_program, region_markers
 from evaluator.regions.model import RegionError
 from evaluator.regions.offering import choose, contracted, cut
-from evaluator.regions.shapes import TILE, tiled
+from evaluator.regions.shapes import TILE, moves_to_tiles, tiled
 from evaluator.regions.trace import trace_problem
 
 SUM = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
@@ -43,10 +43,14 @@ def test_products_the_shape_does_not_fit_say_why(kernelbench_dir: Path) -> None:
         tiled(parts[0][0])
 
 
-def test_a_body_that_stores_or_reads_the_element_index_does_not_fit_the_tiles(kernelbench_dir: Path) -> None:
+def test_a_body_that_touches_memory_itself_does_not_move_to_tiles(kernelbench_dir: Path) -> None:
+    """Measured: a greedy body's `p_out[m * N + j] = result;` ran once per slice on tiles, and the edge
+    tiles' idle threads wrote into the next row: 115,319 wrong elements on level 1's problem 8."""
     _, ((region, first),) = _offered(kernelbench_dir, 1, 1)
-    body = SUM + "\np_out[i] = result;"
-    assert check(first, body).ok and not check(tiled(region), body).ok
+    body = SUM + "\np_out[m * N + j] = result;"
+    assert check(first, body).ok and check(tiled(region), body).ok
+    assert moves_to_tiles(SUM) and not moves_to_tiles(body)
+    assert not check(tiled(region), SUM + "\np_out[i] = result;").ok  # no element index on tiles
 
 
 def test_exported_programs_carry_the_blocks_and_the_grid(kernelbench_dir: Path) -> None:
@@ -60,8 +64,8 @@ def test_exported_programs_carry_the_blocks_and_the_grid(kernelbench_dir: Path) 
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("pid", [1, 3, 10])
-def test_tiled_products_are_strictly_correct_on_the_gpu(
+@pytest.mark.parametrize("pid", [3, 10])
+def test_tiled_products_with_short_sums_are_strictly_correct_on_the_gpu(
     kernelbench_dir: Path, eval_cache: Path, pid: int
 ) -> None:
     from evaluator.api import evaluate_many
