@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.regions import KERNELBENCH, RESULTS, RUNS, _read, offered_contract
+from benchmarks.regions import KERNELBENCH, RESULTS, RUNS, offered_contract
+from graph.runner.jsonl import read_jsonl
 
 SHAPES = ("first", "tiled")
 
@@ -36,7 +37,7 @@ def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
 
     problems = {p.key: p for p in load_problems(kernelbench)}
     lines, skipped = [], []
-    for row in _read(samples):
+    for row in read_jsonl(samples):
         if row.get("sample") != 0 or row.get("kind") != "contraction" or row["problem"] not in problems:
             continue
         problem = problems[row["problem"]]
@@ -143,7 +144,7 @@ def markdown(summary: dict[str, Any], device: str) -> str:
 
 
 def report(verdicts_path: Path, results: Path) -> int:
-    verdicts = _read(verdicts_path)
+    verdicts = read_jsonl(verdicts_path)
     if not verdicts:
         print(f"no verdicts in {verdicts_path}", file=sys.stderr)
         return 1

@@ -38,7 +38,7 @@ SAMPLE_TEMPERATURE = 0.5
 
 @functools.lru_cache(maxsize=16)
 def _contracted(source: str, ambition: str) -> tuple[list[Region], list[tuple[Region, Contract]], list[str]]:
-    """The cut, the regions a contract fits with theirs, why the others have none (callers copy the lists)."""
+    """The cut, the regions a contract fits with theirs, why the others have none (cached: read only)."""
     problem = problem_from_dict({"name": "task", "level": 0, "problem_id": 0, "source": source})
     regions = cut(trace_problem(problem), ambition)
     fit, unfit = contracted(regions)

@@ -20,7 +20,7 @@ from math import prod
 from typing import Any
 
 from evaluator.regions.library import PRELUDE
-from evaluator.regions.model import Region, RegionError, Step
+from evaluator.regions.model import Region, RegionError, Step, TensorInfo
 from evaluator.regions.skeleton import (
     BODY_MARK,
     Contract,
@@ -80,22 +80,12 @@ def _map(region: Region, names: dict[str, str]) -> Contract:
     pointers = [names[t.name] for t in region.inputs]
     scalars = [names[s] for s, _ in region.scalars]
     sig = signature_line(kernel, pointers, "out", scalars, ["n"])
-    loads, needs = [], set()
-    for t in region.inputs:
-        offset = _broadcast_offset(t.shape, out.shape, needs)
-        loads.append(f"        const float {names[t.name]} = p_{names[t.name]}[{offset}];")
-    unravel = _unravel(out.shape, needs)
-    dims = "".join(
-        f"    const int64_t D{k} = {d};\n"
-        for k, d in enumerate(out.shape)
-        if needs and k > 0 and k >= min(needs)
-    )
+    dims, loads = _preloaded(region.inputs, out.shape, names, "    ")
     last = f"t{len(region.steps)}"
     todo = "\n".join(f"        // {step_code(s, names)}" for s in region.steps)
     head = (
-        f"{PRELUDE}\n{sig} {{\n{dims}{loop_head('n')}{unravel}"
-        + "\n".join(loads)
-        + f"\n        // one line per step, in order:\n{todo}\n{BODY_MARK}"
+        f"{PRELUDE}\n{sig} {{\n{dims}{loop_head('n')}{loads}"
+        + f"        // one line per step, in order:\n{todo}\n{BODY_MARK}"
     )
     tail = f"        p_out[i] = {last};\n    }}\n}}\n"
     roles = role_lines(
@@ -106,6 +96,25 @@ def _map(region: Region, names: dict[str, str]) -> Contract:
     contract = Contract(region.id, "map", kernel, sig, head, tail, "", launch_info(region, kernel, out.numel))
     contract.facts = facts_text(region, names, head, roles)
     return contract
+
+
+def _preloaded(
+    tensors: list[TensorInfo], shape: tuple[int, ...], names: dict[str, str], indent: str, rest: str = "rest"
+) -> tuple[str, str]:
+    """Each tensor loaded at output element i's broadcast index: the dim constants the index needs
+    (indented by `indent`: the caller places them) and the lines that unravel i and load the values."""
+    needs: set[int] = set()
+    offsets = [_broadcast_offset(t.shape, shape, needs) for t in tensors]
+    loads = "".join(
+        f"        const float {names[t.name]} = p_{names[t.name]}[{at}];\n"
+        for t, at in zip(tensors, offsets, strict=True)
+    )
+    dims = "".join(
+        f"{indent}const int64_t D{k} = {shape[k]};\n"
+        for k in range(1, len(shape))
+        if needs and k >= min(needs)
+    )
+    return dims, _unravel(shape, needs, rest) + loads
 
 
 def _unravel(shape: tuple[int, ...], needs: set[int], rest: str = "rest") -> str:
@@ -247,20 +256,12 @@ def _fused(region: Region, names: dict[str, str]) -> Contract:
     core = Region(region.id, "contraction", region.nodes[:1], own, product.out, [product])
     names = {**names, product.out.name: "result"}
     names.update({s.out.name: f"t{k}" for k, s in enumerate(epilogue, 1)})
-    out = region.output.shape
-    needs: set[int] = set()
     operands = [t for t in region.inputs if t not in own]
-    loads = [
-        f"        const float {names[t.name]} = p_{names[t.name]}[{_broadcast_offset(t.shape, out, needs)}];"
-        for t in operands
-    ]
-    dims = "".join(
-        f"        const int64_t D{k} = {out[k]};\n" for k in range(1, len(out)) if needs and k >= min(needs)
-    )
+    dims, loads = _preloaded(operands, region.output.shape, names, "        ", rest="e")
     last = f"t{len(epilogue)}"
     extra = _Epilogue(
         region,
-        loads=dims + _unravel(out, needs, rest="e") + "".join(line + "\n" for line in loads),
+        loads=dims + loads,
         todo="        // then one line per step, in order:\n"
         + "".join(f"        // {step_code(s, names)}\n" for s in epilogue),
         last=last,

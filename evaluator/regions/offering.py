@@ -17,7 +17,9 @@ def cut(traced: Traced, ambition: str) -> list[Region]:
     if ambition != "aggressive":
         return partition(traced)
     regions = partition(traced, fuse_epilogues=True)
-    apart = frozenset(r.nodes[0] for r in regions if _fused(r) and _why_unfit(r))
+    fused = [r for r in regions if r.kind == "contraction" and len(r.steps) > 1]
+    fits = {region.id for region, _ in contracted(fused)[0]}
+    apart = frozenset(r.nodes[0] for r in fused if r.id not in fits)
     return partition(traced, fuse_epilogues=True, apart=apart) if apart else regions
 
 
@@ -42,15 +44,3 @@ def choose(
     """The offered ones among the regions a contract fits (partition.offer's rule), in graph order."""
     chosen = {r.id for r in offer([region for region, _ in fit], ambition, weights)}
     return [(region, contract) for region, contract in fit if region.id in chosen]
-
-
-def _fused(region: Region) -> bool:
-    return region.kind == "contraction" and len(region.steps) > 1
-
-
-def _why_unfit(region: Region) -> str:
-    try:
-        render(region)
-    except RegionError as exc:
-        return str(exc)
-    return ""

@@ -44,8 +44,10 @@ def _region_verdict(job: dict[str, Any], ok: bool) -> dict[str, Any]:
     return {"job_id": job["job_id"], **verdict}
 
 
-def test_zero_shot_writes_one_kernel_body_and_the_framework_the_program(scripted, task) -> None:
-    model = scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
+def _zero_shot_judged_right(
+    task: dict[str, Any], ctx: Context
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """zero_shot on `task` with every candidate judged right: the final state and the jobs it sent."""
     seen: list[dict[str, Any]] = []
 
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -53,9 +55,13 @@ def test_zero_shot_writes_one_kernel_body_and_the_framework_the_program(scripted
         return [_region_verdict(j, ok=True) for j in jobs]
 
     with EVALUATOR.use(judge):
-        state = compile_graph("zero_shot").invoke(
-            {"task": task}, context=Context(format="regions", samples=2)
-        )
+        state = compile_graph("zero_shot").invoke({"task": task}, context=ctx)
+    return state, seen
+
+
+def test_zero_shot_writes_one_kernel_body_and_the_framework_the_program(scripted, task) -> None:
+    model = scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
+    state, seen = _zero_shot_judged_right(task, Context(format="regions", samples=2))
     prompts = [c[0][-1]["content"] for c in model.calls]
     assert len(prompts) == 2 and all("t1 = A * s" in p for p in prompts)  # the contract, not the program
     assert REGION_PROMPT in model.calls[0][0][0]["content"]
@@ -295,16 +301,7 @@ def test_aggressive_ambition_asks_for_a_product_with_its_epilogue_in_one_kernel(
     )
     model = scripted(lambda m, kw: f"```cuda\n{body}\n```")
     task = problem_to_dict(load_problem(kernelbench_dir / "level2/9_Matmul_Subtract_Multiply_ReLU.py"))
-    seen: list[dict[str, Any]] = []
-
-    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        seen.extend(jobs)
-        return [_region_verdict(j, ok=True) for j in jobs]
-
-    with EVALUATOR.use(judge):
-        state = compile_graph("zero_shot").invoke(
-            {"task": task}, context=Context(format="regions", ambition="aggressive")
-        )
+    state, seen = _zero_shot_judged_right(task, Context(format="regions", ambition="aggressive"))
     (prompt,) = [c[0][-1]["content"] for c in model.calls]
     assert "result = torch.nn.functional.linear(x, linear_weight, linear_bias)\nt1 = result - 2.0" in prompt
     assert state["best"]["local_ok"] and state["best"]["bodies"] == {"r0": body}
