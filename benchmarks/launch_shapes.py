@@ -1,12 +1,16 @@
-"""The tiled launch shape against the first contract, on the model's own product kernels.
+"""Launch shapes against the first contract, on the model's own kernels, and the shape the model chooses.
 
 Each greedy body of the region benchmark (benchmarks/results/regions/samples.jsonl: the embedded 1.5B,
-one conservative region per shared problem) whose region is a product the tiled shape fits
-(evaluator.regions.shapes) goes out twice: on its first contract (one thread per output element, each
-reading a row and a column from global memory) and on shared-memory tiles, unchanged. Both are judged in
-one GPU run, so the ratio of their times is what the fast second's first move gains, without a model call.
+one conservative region per shared problem) goes out on its first contract (one thread per output
+element or row) and, unchanged, on every launch shape of evaluator.regions.shapes that fits its region
+and that it moves to (tiled products, vector4 maps, block_row reductions). All are judged in one GPU run,
+so the ratio of their times is what a move gains, without a model call. `choose` asks the embedded model,
+as the fast second does, which shape each of its correct kernels should run on, given the kernel's lines
+and its measured time on the first contract (benchmarks/results/regions/region_verdicts.jsonl); the
+report says what the chosen shapes measured.
 
     python -m benchmarks.launch_shapes jobs --jobs .device/shapes/jobs.jsonl          # here
+    python -m benchmarks.launch_shapes choose                                         # here, the model
     python -m evaluator run JOBS --out VERDICTS --config '{"reference_compile": "baseline", ...}'  # GPU
     python -m benchmarks.launch_shapes report --verdicts VERDICTS                       # here
 """
@@ -23,39 +27,47 @@ from typing import Any
 from benchmarks.regions import KERNELBENCH, RESULTS, RUNS, offered_contract
 from graph.runner.jsonl import read_jsonl
 
-SHAPES = ("first", "tiled")
+CHOICES = RESULTS / "launch_shape_choices.jsonl"
 
 
-def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
-    """Two job lines per greedy product body the tiled shape fits: `<problem>/first` and `<problem>/tiled`."""
-    from evaluator.jobs import job_line
+def _greedy(kernelbench: Path, samples: Path) -> list[tuple[Any, Any, Any, str]]:
+    """(problem, region, first contract, greedy body) per problem of the samples the suite holds."""
     from evaluator.problem import load_problems
-    from evaluator.regions.check import check
-    from evaluator.regions.export import Written, export_program, region_markers
-    from evaluator.regions.model import RegionError
-    from evaluator.regions.shapes import moves_to_tiles, tiled
 
     problems = {p.key: p for p in load_problems(kernelbench)}
-    lines, skipped = [], []
+    out = []
     for row in read_jsonl(samples):
-        if row.get("sample") != 0 or row.get("kind") != "contraction" or row["problem"] not in problems:
+        if row.get("sample") != 0 or row.get("problem") not in problems or not row.get("body"):
             continue
         problem = problems[row["problem"]]
         region, first = offered_contract(problem)
-        try:
-            shaped = tiled(region)
-        except RegionError as exc:
-            skipped.append(f"{row['problem']}: {exc}")
+        out.append((problem, region, first, row["body"]))
+    return out
+
+
+def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
+    """`<problem>/first` and `<problem>/<shape>` for every shape a greedy body moves to unchanged."""
+    from evaluator.jobs import job_line
+    from evaluator.regions.check import check
+    from evaluator.regions.export import Written, export_program, region_markers
+    from evaluator.regions.shapes import FIRST, moves_unchanged, shapes_for
+
+    lines, skipped = [], []
+    for problem, region, first, body in _greedy(kernelbench, samples):
+        menu = shapes_for(region)
+        if not menu:
+            skipped.append(f"{problem.key}: no launch shape fits its {region.kind} region")
             continue
-        if not moves_to_tiles(row["body"]) or not check(shaped, row["body"]).ok:
-            skipped.append(f"{row['problem']}: the body touches memory itself or does not compile on tiles")
+        moved = [(s.name, c) for s, c in menu if moves_unchanged(body) and check(c, body).ok]
+        if not moved:
+            skipped.append(f"{problem.key}: the body touches memory itself or does not compile on a shape")
             continue
-        for shape, contract in zip(SHAPES, (first, shaped), strict=True):
-            written = [Written(region, contract, row["body"])]
+        for shape, contract in [(FIRST, first), *moved]:
+            written = [Written(region, contract, body)]
             program = export_program(problem, written, "nvrtc")
             lines.append(
                 job_line(
-                    f"{row['problem']}/{shape}",
+                    f"{problem.key}/{shape}",
                     problem,
                     f"```python\n{program}```",
                     code=program,
@@ -71,32 +83,83 @@ def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
     return 0
 
 
-def summarise(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per problem: each shape's strict verdict and speedups; the tiled/first time ratio where both are
-    strictly correct, and its geomean."""
+def choose(kernelbench: Path, samples: Path, verdicts: Path, out: Path) -> int:
+    """The model's choice for each strictly correct greedy kernel that has a shape menu, as the fast
+    second asks it: its lines, its measured time on the first contract, the shapes that fit."""
+    from evaluator.regions.shapes import shapes_for
+    from nodes.region_triage import _timing
+    from nodes.shape_choice import choose_shape
+
+    judged = {
+        str(v["job_id"]).rsplit("/", 1)[0]: v for v in read_jsonl(verdicts) if v["job_id"].endswith("/s0")
+    }
+    rows = []
+    for problem, region, _, body in _greedy(kernelbench, samples):
+        verdict = judged.get(problem.key) or {}
+        menu = [s for s, _ in shapes_for(region)]
+        if not menu or not verdict.get("correct_strict"):
+            continue
+        picked = choose_shape(region, body, _timing(verdict), menu)
+        rows.append(
+            {
+                "problem": problem.key,
+                "kind": region.kind,
+                "menu": [s.name for s in menu],
+                "shape": picked.shape,
+                "why": picked.why,
+                "valid": picked.valid,
+                "seconds": round(picked.seconds, 2),
+            }
+        )
+        print(f"{problem.key}: {picked.shape} ({picked.why})", file=sys.stderr, flush=True)
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    print(f"{len(rows)} choices -> {out}", file=sys.stderr)
+    return 0
+
+
+def summarise(verdicts: list[dict[str, Any]], choices: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Per problem: each shape's strict verdict and speedups; each shape's time ratio over the first
+    contract where both are strictly correct, its geomean per shape, and what the model's choice got."""
     by: dict[str, dict[str, dict[str, Any]]] = {}
     for v in verdicts:
         problem, _, shape = str(v["job_id"]).rpartition("/")
         by.setdefault(problem, {})[shape] = v
-    rows, gains = [], []
+    picked = {c["problem"]: c for c in choices or []}
+    rows, gains = [], {}
     for problem, shapes in sorted(by.items()):
-        row: dict[str, Any] = {"problem": problem}
-        for shape in SHAPES:
-            v = shapes.get(shape) or {}
-            row[shape] = {
+        row: dict[str, Any] = {"problem": problem, "shapes": {}, "over_first": {}}
+        for shape, v in shapes.items():
+            row["shapes"][shape] = {
                 "verdict": v.get("verdict"),
                 "why": _why(v),
                 "strict": bool(v.get("correct_strict")),
                 "speedup_eager": v.get("speedup_eager"),
                 "speedup_compile": v.get("speedup_compile"),
             }
-        a, b = row["first"], row["tiled"]
-        if a["strict"] and b["strict"] and a["speedup_eager"] and b["speedup_eager"]:
-            row["tiled_over_first"] = round(b["speedup_eager"] / a["speedup_eager"], 2)
-            gains.append(row["tiled_over_first"])
+        first = row["shapes"].get("first") or {}
+        for shape, s in row["shapes"].items():
+            if (
+                shape != "first"
+                and first.get("strict")
+                and s["strict"]
+                and first["speedup_eager"]
+                and s["speedup_eager"]
+            ):
+                row["over_first"][shape] = round(s["speedup_eager"] / first["speedup_eager"], 2)
+                gains.setdefault(shape, []).append(row["over_first"][shape])
+        if problem in picked:
+            row["chosen"] = picked[problem]["shape"]
         rows.append(row)
-    geomean = round(math.exp(sum(map(math.log, gains)) / len(gains)), 2) if gains else None
-    return {"problems": rows, "compared": len(gains), "geomean_tiled_over_first": geomean}
+    geomean = {s: round(math.exp(sum(map(math.log, g)) / len(g)), 2) for s, g in gains.items()}
+    chose = [r for r in rows if "chosen" in r]
+    return {
+        "problems": rows,
+        "compared": {s: len(g) for s, g in gains.items()},
+        "geomean_over_first": geomean,
+        "choices": len(chose),
+        "chose_a_shape": sum(r["chosen"] != "first" for r in chose),
+        "chosen_and_faster": sum(r["over_first"].get(r["chosen"], 0) > 1 for r in chose),
+    }
 
 
 def _why(verdict: dict[str, Any]) -> str:
@@ -117,38 +180,41 @@ def markdown(summary: dict[str, Any], device: str) -> str:
         return f"{value:.2f}x" if value else "-"
 
     lines = [
-        "# The tiled launch shape on the model's greedy product kernels",
+        "# Launch shapes on the model's greedy kernels",
         "",
         f"Measured on {device}; the same body on each shape, judged strictly in one run "
-        "(benchmarks/launch_shapes.py).",
+        "(benchmarks/launch_shapes.py). `chosen`: the shape the embedded model picked for its correct "
+        "kernel, as the fast second asks it (`first` keeps the launch and asks for faster lines).",
         "",
-        "| problem | first contract | tiled | vs eager (first / tiled) | vs compile (first / tiled) "
-        "| tiled / first |",
-        "|---|---|---|---|---|---|",
+        "| problem | shape | verdict | vs eager | vs compile | over first | chosen |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in summary["problems"]:
-        a, b = r["first"], r["tiled"]
+        for shape, s in sorted(r["shapes"].items(), key=lambda kv: kv[0] != "first"):
+            verdict = s["verdict"] + (f" ({s['why']})" if s["why"] else "")
+            chosen = "yes" if r.get("chosen") == shape else ""
+            lines.append(
+                f"| {r['problem']} | {shape} | {verdict} | {x(s['speedup_eager'])} | "
+                f"{x(s['speedup_compile'])} | {x(r['over_first'].get(shape))} | {chosen} |"
+            )
+    lines.append("")
+    for shape, g in sorted(summary["geomean_over_first"].items()):
         lines.append(
-            f"| {r['problem']} | {a['verdict']} | {b['verdict']}{f' ({why})' if (why := b['why']) else ''} | "
-            f"{x(a['speedup_eager'])} / "
-            f"{x(b['speedup_eager'])} | {x(a['speedup_compile'])} / {x(b['speedup_compile'])} | "
-            f"{x(r.get('tiled_over_first'))} |"
+            f"- {shape}: geomean {x(g)} over the first contract on {summary['compared'][shape]} problems"
         )
-    lines += [
-        "",
-        f"Geomean tiled / first over {summary['compared']} problems: "
-        f"{x(summary['geomean_tiled_over_first'])}.",
-        "",
-    ]
-    return "\n".join(lines)
+    lines.append(
+        f"- the model chose a new shape for {summary['chose_a_shape']} of {summary['choices']} correct "
+        f"kernels; {summary['chosen_and_faster']} of those choices measured faster than the first contract"
+    )
+    return "\n".join(lines) + "\n"
 
 
-def report(verdicts_path: Path, results: Path) -> int:
+def report(verdicts_path: Path, results: Path, choices: Path) -> int:
     verdicts = read_jsonl(verdicts_path)
     if not verdicts:
         print(f"no verdicts in {verdicts_path}", file=sys.stderr)
         return 1
-    summary = summarise(verdicts)
+    summary = summarise(verdicts, read_jsonl(choices))
     device = next((v["evidence"].get("gpu") for v in verdicts if (v.get("evidence") or {}).get("gpu")), "?")
     summary["device"] = device
     (results / "launch_shapes.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -166,13 +232,21 @@ def main(argv: list[str] | None = None) -> int:
     j.add_argument("--kernelbench", type=Path, default=KERNELBENCH)
     j.add_argument("--samples", type=Path, default=RUNS / "samples.jsonl")
     j.add_argument("--jobs", type=Path, required=True)
+    c = sub.add_parser("choose")
+    c.add_argument("--kernelbench", type=Path, default=KERNELBENCH)
+    c.add_argument("--samples", type=Path, default=RUNS / "samples.jsonl")
+    c.add_argument("--verdicts", type=Path, default=RUNS / "region_verdicts.jsonl")
+    c.add_argument("--out", type=Path, default=CHOICES)
     r = sub.add_parser("report")
     r.add_argument("--verdicts", type=Path, required=True)
     r.add_argument("--results", type=Path, default=RESULTS)
+    r.add_argument("--choices", type=Path, default=CHOICES)
     args = parser.parse_args(argv)
     if args.cmd == "jobs":
         return write_jobs(args.kernelbench, args.samples, args.jobs)
-    return report(args.verdicts, args.results)
+    if args.cmd == "choose":
+        return choose(args.kernelbench, args.samples, args.verdicts, args.out)
+    return report(args.verdicts, args.results, args.choices)
 
 
 if __name__ == "__main__":

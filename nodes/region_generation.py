@@ -23,7 +23,7 @@ from evaluator.regions.export import Written, export_program, region_markers
 from evaluator.regions.model import Region, RegionError
 from evaluator.regions.offering import choose, contracted, cut
 from evaluator.regions.partition import costliest
-from evaluator.regions.shapes import TILED, moves_to_tiles, tiled
+from evaluator.regions.shapes import FIRST, moves_unchanged, shaped, shapes_for
 from evaluator.regions.shares import profile_shares
 from evaluator.regions.trace import trace_problem
 from evaluator.regions.twins import rename_body, twin_key
@@ -31,6 +31,7 @@ from graph.context import Context
 from graph.state import SampleInput, event
 from nodes.prompt_files import fragment
 from nodes.region_writer import RegionAttempt, write_region
+from nodes.shape_choice import ShapeChoice, choose_shape
 
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5
@@ -80,13 +81,20 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
     twins: dict[tuple[str, str, str], tuple[str, list[str], str]] = {}  # written once, renamed for twins
     reused: dict[str, str] = {}  # region id -> the twin whose body it took
     shaped: dict[str, str] = {}  # region id -> the launch shape it runs on, where not the first contract's
+    choices: dict[str, ShapeChoice] = {}  # region id -> the shape the model chose for it this round
     shapes_before = (inp.get("last") or {}).get("shapes")
-    for k, (region, contract) in enumerate(parts):
+    for k, (region, first) in enumerate(parts):
         route, text, before = routes.get(region.id, ("fresh", "", None))
-        contract, route, moved = _shape(region, contract, route, before, shapes_before)
+        contract, moved, choice = _shape(
+            region, first, route, text, before, shapes_before, ctx, seed + 100 * k
+        )
+        if choice is not None:
+            choices[region.id] = choice
         if moved:
-            shaped[region.id] = TILED
-        if moved == "now":  # the fast second's first move: the correct body on the faster launch shape
+            shaped[region.id] = moved
+        new = bool(moved) and (shapes_before or {}).get(region.id) != moved
+        if new and moves_unchanged(before or "") and check(contract, before or "").ok:
+            # the fast second's move: the correct body, unchanged, on the shape the model chose
             written.append(Written(region, contract, before))
             continue
         if route == "keep":  # right on the GPU last round: kept as it was
@@ -117,9 +125,15 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
             ),
         )
         attempts[region.id] = attempt
-        # A rewrite that fails the local checks is not worth a GPU run: the correct body stands.
-        fallback = route == "optimise" and not attempt.ok
-        written.append(Written(region, contract, before if fallback else attempt.body))
+        # A rewrite that fails the local checks is not worth a GPU run: the correct body stands, on the
+        # contract it was correct on.
+        if route == "optimise" and not attempt.ok:
+            if region.id in shaped and (shapes_before or {}).get(region.id) != shaped[region.id]:
+                contract = first  # moved this round: the rewrite for the chosen shape failed
+                shaped.pop(region.id)
+            written.append(Written(region, contract, before))
+        else:
+            written.append(Written(region, contract, attempt.body))
         if attempt.ok:
             twins.setdefault(twin, (region.id, names, attempt.body))
     problem = problem_from_dict(task)
@@ -138,9 +152,16 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
         "costliest": costliest([region for region, _ in parts], shares).id,
         "shapes": shaped,
         "local_ok": all(a.ok for a in attempts.values()),
-        "prompt_tokens": sum(a.prompt_tokens for a in attempts.values()),
-        "completion_tokens": sum(a.completion_tokens for a in attempts.values()),
-        "seconds": round(sum(a.seconds for a in attempts.values()), 3),
+        "shape_choices": {
+            rid: {"shape": c.shape, "why": c.why, "valid": c.valid} for rid, c in choices.items()
+        },
+        "prompt_tokens": sum(a.prompt_tokens for a in attempts.values())
+        + sum(c.prompt_tokens for c in choices.values()),
+        "completion_tokens": sum(a.completion_tokens for a in attempts.values())
+        + sum(c.completion_tokens for c in choices.values()),
+        "seconds": round(
+            sum(a.seconds for a in attempts.values()) + sum(c.seconds for c in choices.values()), 3
+        ),
     }
     last_prompt = next((a.messages[-1] for a in reversed(attempts.values()) if a.messages), None)
     trace = event(
@@ -168,6 +189,7 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
             ),
             "twins": reused,
             "shapes": shaped,
+            "shape_choices": candidate["shape_choices"],
             "errors": {rid: a.errors for rid, a in attempts.items() if not a.ok},
         },
     )
@@ -175,30 +197,49 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
 
 
 def _shape(
-    region: Region, contract: Contract, route: str, before: str | None, shapes: dict[str, str] | None
-) -> tuple[Contract, str, str]:
-    """The contract a region is written against this round, its route, and whether it runs on the tiled
-    launch shape ("now": moved there this round, "kept": moved earlier, "": not).
+    region: Region,
+    first: Contract,
+    route: str,
+    timing: str,
+    before: str | None,
+    shapes: dict[str, str] | None,
+    ctx: Context,
+    seed: int,
+) -> tuple[Contract, str, ShapeChoice | None]:
+    """The contract a region is written against this round, the launch shape it runs on ("" for its
+    first contract's) and, where the model was asked this round, its choice.
 
-    A product on its first contract that the fast second picks moves its correct body, unchanged, onto
-    2-D blocks with shared-memory tiles (evaluator.regions.shapes) when the body compiles there: no model
-    call, and select keeps it only if it is strictly correct and faster. Once moved, the region stays on
-    the shape while it is right or being made faster (the model's rewrites then target the tiled
-    contract); if the GPU finds it wrong there, it is repaired on its first contract."""
-    on_tiles = (shapes or {}).get(region.id) == TILED
-    if on_tiles and route not in ("keep", "optimise"):
-        return contract, route, ""
-    if not on_tiles and route != "optimise":
-        return contract, route, ""
-    try:
-        shaped = tiled(region)
-    except RegionError:
-        return contract, route, ""
-    if on_tiles:
-        return shaped, route, "kept"
-    if moves_to_tiles(before or "") and check(shaped, before or "").ok:
-        return shaped, route, "now"
-    return contract, route, ""
+    When the fast second picks a region still on its first contract, the model chooses among the launch
+    shapes that fit the region (nodes.shape_choice; the framework writes each shape's launch code). A
+    correct body that reads only through the accessors moves to the chosen shape unchanged, with no
+    rewrite; otherwise the model rewrites its lines for the chosen shape. "first" keeps the launch and
+    asks for faster lines. Once moved, the region stays on its shape while it is right or being made
+    faster (later rewrites target that shape); if the GPU finds it wrong there, it is repaired on its
+    first contract. Select keeps a move only if it is strictly correct and faster."""
+    on = (shapes or {}).get(region.id, "")
+    if on and route in ("keep", "optimise"):
+        try:
+            return shaped(region, on), on, None
+        except RegionError:
+            return first, "", None
+    if on or route != "optimise":
+        return first, "", None
+    menu = shapes_for(region)
+    if not menu:
+        return first, "", None
+    choice = choose_shape(
+        region,
+        before or "",
+        timing,
+        [shape for shape, _ in menu],
+        prompts=ctx.prompts,
+        ambition=ctx.ambition,
+        seed=seed,
+    )
+    if choice.shape == FIRST:
+        return first, "", choice
+    contract = next(c for shape, c in menu if shape.name == choice.shape)
+    return contract, choice.shape, choice
 
 
 def _planned(plan: dict[str, Any] | None) -> dict[str, str]:

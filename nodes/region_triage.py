@@ -6,8 +6,9 @@ No model call: the verdict already says what a diagnosis would guess, per region
 - values: wrong numbers; the first wrong element (multi-index, expected, got) and the region's ops;
 - fault: a crash or a hang (an illegal address, most often); the bound every index must stay inside;
 - optimise: the whole candidate is strictly correct and rounds remain ("fast second"): the costliest
-  region is offered for a faster rewrite under the same contract, with its measured time. The select node
-  keeps the rewrite only if it is strictly correct and faster.
+  region, with its measured time, is made faster: the model chooses a launch shape for it
+  (nodes.shape_choice) or keeps its launch and rewrites its lines. The select node keeps the result only
+  if it is strictly correct and faster.
 """
 
 from __future__ import annotations

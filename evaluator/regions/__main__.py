@@ -1,5 +1,6 @@
 """`python -m evaluator.regions show PROBLEM.py [--ambition A] [--contract]`: how a problem is cut, what is
-offered, and (with --contract) what the model reads for each offered region."""
+offered, the launch shapes the fast second may move each offered region to, and (with --contract) what
+the model reads for each offered region."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from evaluator.problem import ProblemError, load_problem
 from evaluator.regions.model import AMBITIONS, Region, RegionError, TensorInfo
 from evaluator.regions.offering import choose, contracted, cut
+from evaluator.regions.shapes import shapes_for
 from evaluator.regions.trace import trace_problem
 
 
@@ -41,6 +43,9 @@ def show(path: str, ambition: str, contracts: bool = False) -> int:
     print(f"{path}: {len(regions)} regions; offered at {ambition}: {', '.join(sorted(ids)) or 'none'}")
     for region in regions:
         print("\n".join(describe(region, region.id in ids)))
+        if region.id in ids:
+            menu = ", ".join(shape.name for shape, _ in shapes_for(region)) or "none"
+            print(f"    launch shapes for the fast second: {menu}")
     for why in unfit:
         print(f"left to PyTorch, no contract fits: {why}")
     for region, contract in chosen if contracts else []:

@@ -65,6 +65,8 @@ class RegionKernel:
         if len(args) != self.n_inputs + self.n_scalars:
             raise TypeError(f"{self.kernel} takes {self.n_inputs} tensors and {self.n_scalars} scalars")
         tensors = [_float_cuda(t, self.kernel, i).contiguous() for i, t in enumerate(args[: self.n_inputs])]
+        # a view into a storage may start off a 16-byte boundary; the vector shape's float4 loads need one
+        tensors = [t if t.data_ptr() % 16 == 0 else t.clone() for t in tensors]
         device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
         out = torch.empty(self.output_shape, dtype=torch.float32, device=device)
         if self.count == 0:

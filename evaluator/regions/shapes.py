@@ -1,20 +1,40 @@
-"""Launch shapes beyond one thread per output element, for the fast second.
+"""Launch shapes beyond one thread per output element, for the fast second: the framework's menu.
 
-A product's first contract runs one thread per output element, each reading its whole row of A and column
-of B from global memory: correct, and 0.10-0.22x of cuBLAS on the shared matmuls. The tiled shape runs
-the same body on 2-D blocks of TILE x TILE threads with shared-memory tiles: for each TILE-wide slice of
-K the framework loads a tile of A and of B, then the body the model wrote for the first contract (a sum
-over k in [0, K) of A(k) * B(k) into `result`) runs with K = TILE and the accessors reading the tiles, and
-the framework adds the slices. So a correct body needs no rewrite to move to the faster shape, and a new
-body is written against the same names. Products with a bias (added once per slice, it would be counted
-K / TILE times) or an epilogue keep one thread per element.
+Every first contract runs one thread per output element (or output row) over a grid-stride loop. A shape
+is another way to launch the same body, written by the framework; the model chooses among the shapes that
+fit its region (nodes.shape_choice) and never writes launch code. Each shape keeps the first contract's
+names, so a correct body moves to it unchanged (no model call) where it only reads through the accessors
+and the loaded values:
+
+- tiled (a lone matmul-family product): 2-D blocks of TILE x TILE threads with shared-memory tiles; for
+  each TILE-wide slice of K the framework loads a tile of A and of B, the body sums that slice (K = TILE,
+  the accessors reading the tiles) and the framework adds the slices.
+- vector4 (a map whose element count is a multiple of 4): each thread computes four consecutive elements;
+  inputs of the output's shape arrive in one 16-byte load, broadcast ones are loaded per element, the body
+  runs once per element, and the four results leave in one 16-byte store.
+- block_row (a reduce to `result`: sum, mean, max, min, logsumexp, over rows of at least one block): one
+  block of ROW_THREADS threads per output row; each thread runs the body over its own strided share of the
+  row (R is its share's length, x(k) its k-th element) and the framework combines the partial results in
+  shared memory with the op's own rule.
+Products with a bias or an epilogue, row-wise reductions (softmax, layer_norm: they write out(k)) and maps
+of other sizes have no other shape yet.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from math import prod
 
-from evaluator.regions.contract import _MATMUL, LONG_SUM, Contract, operands
+from evaluator.regions.contract import (
+    _MATMUL,
+    LONG_SUM,
+    Contract,
+    _preloaded,
+    _reduced_span,
+    operands,
+)
 from evaluator.regions.library import PRELUDE
 from evaluator.regions.model import Region, RegionError
 from evaluator.regions.skeleton import (
@@ -28,14 +48,29 @@ from evaluator.regions.skeleton import (
 )
 
 TILE = 16
-TILED = "tiled"  # the shape's name in a candidate's record of which regions run on which shape
+ROW_THREADS = 256
+VECTOR = 4
+MAX_BLOCKS = 1 << 20  # the vector shape strides over its grid, as the first contracts do
+FIRST = "first"  # the first contract's shape: one thread per output element or row
+TILED, VECTOR4, BLOCK_ROW = "tiled", "vector4", "block_row"
 _MEMORY = re.compile(r"\bp_\w+")  # the kernel's pointers: p_out, p_A, ...
 
 
-def moves_to_tiles(body: str) -> bool:
-    """Whether a first contract's body can run per slice unchanged: only if it reads through the
-    accessors and sets `result`. A body that also touches memory itself (`p_out[m * N + j] = result;`,
-    harmless once per element) would do so once per slice, and from the edge tiles' idle threads too."""
+@dataclass(frozen=True)
+class Shape:
+    """One launch shape of the menu: its name, what the model reads of it, and the contract it builds."""
+
+    name: str
+    kind: str  # the region kind it serves
+    what: str  # one line for the model's menu
+    build: Callable[[Region], Contract]  # RegionError where the shape does not fit the region
+
+
+def moves_unchanged(body: str) -> bool:
+    """Whether a first contract's body can run on another shape unchanged: only if it reads through the
+    accessors and loaded values and sets its result. A body that also touches memory itself
+    (`p_out[m * N + j] = result;`, harmless once per element) would do so once per slice or lane, and
+    from idle threads too."""
     return _MEMORY.search(body) is None
 
 
@@ -94,8 +129,198 @@ def tiled(region: Region) -> Contract:
         f"{ops.k_dim} / {TILE} slices",
     )
     launch = launch_info(region, kernel, region.output.numel)
-    tiles = lambda d: (d + TILE - 1) // TILE  # noqa: E731
-    launch |= {"block": [TILE, TILE, 1], "grid": [tiles(ops.n_cols), tiles(ops.m_rows), ops.batch]}
+    launch |= {
+        "block": [TILE, TILE, 1],
+        "grid": [_blocks(ops.n_cols, TILE), _blocks(ops.m_rows, TILE), ops.batch],
+    }
     contract = Contract(region.id, "contraction", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(region, names, head, roles)
     return contract
+
+
+def vectorised(region: Region) -> Contract:
+    """The map on four consecutive elements per thread, 16-byte loads and stores; RegionError where the
+    element count is not a multiple of 4."""
+    out = region.output
+    if region.kind != "map":
+        raise RegionError(f"{region.id}: only a map region has the vector4 shape")
+    if out.numel % VECTOR:
+        raise RegionError(f"{region.id}: {out.numel} elements are not a multiple of {VECTOR}")
+    names = c_names(region)
+    kernel = f"region_{region.id}"
+    pointers = [names[t.name] for t in region.inputs]
+    sig = signature_line(kernel, pointers, "out", [names[s] for s, _ in region.scalars], ["n"])
+    whole = [t for t in region.inputs if tuple(t.shape) == tuple(out.shape)]
+    spread = [t for t in region.inputs if t not in whole]
+    dims, loads = _preloaded(spread, out.shape, names, "    ")
+    vectors = "".join(_vector_load(names[t.name]) for t in whole)
+    lanes = "".join(f"        const float {names[t.name]} = kg_l_{names[t.name]}[kg_lane];\n" for t in whole)
+    last = f"t{len(region.steps)}"
+    todo = "\n".join(f"        // {step_code(s, names)}" for s in region.steps)
+    head = (
+        f"{PRELUDE}\n{sig} {{\n{dims}    const int64_t kg_n4 = n / {VECTOR};  // four elements per thread\n"
+        "    for (int64_t kg_q = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; kg_q < kg_n4;\n"
+        "         kg_q += (int64_t)gridDim.x * blockDim.x) {\n"
+        f"{vectors}        float kg_outs[4];\n"
+        "        #pragma unroll\n"
+        "        for (int kg_lane = 0; kg_lane < 4; ++kg_lane) {\n"
+        f"        const int64_t i = {VECTOR} * kg_q + kg_lane;  // this lane's element\n"
+        f"{lanes}{loads}"
+        f"        // one line per step, in order:\n{todo}\n{BODY_MARK}"
+    )
+    tail = (
+        f"        kg_outs[kg_lane] = {last};\n        }}\n"
+        "        reinterpret_cast<float4*>(p_out)[kg_q] = make_float4(kg_outs[0], kg_outs[1], kg_outs[2], "
+        "kg_outs[3]);\n    }\n}\n"
+    )
+    roles = role_lines(
+        region, names, {t.name: " (loaded at this element: use the value)" for t in region.inputs}
+    )
+    lines = "`float t1 = ...;`" + (f" to `float {last} = ...;`, one line per step" if last != "t1" else "")
+    roles.insert(
+        0,
+        f"- each thread computes four consecutive elements of out (shape {list(out.shape)}), your lines "
+        f"run once per element i; write {lines}",
+    )
+    launch = launch_info(region, kernel, out.numel)
+    launch |= {
+        "block": [ROW_THREADS, 1, 1],
+        "grid": [min(_blocks(out.numel // VECTOR, ROW_THREADS), MAX_BLOCKS), 1, 1],
+    }
+    contract = Contract(region.id, "map", kernel, sig, head, tail, "", launch)
+    contract.facts = facts_text(region, names, head, roles)
+    return contract
+
+
+# How block_row combines the threads' partial results: (identity, combine(a, b), what each thread keeps
+# of its `result`, what the row's value is). A mean keeps its share's sum (result * R) so unequal shares
+# weigh right; a logsumexp combines by the larger exponent.
+_COMBINE: dict[str, tuple[str, str, str, str]] = {
+    "torch.sum": ("0.0f", "a + b", "result", "total"),
+    "torch.mean": ("0.0f", "a + b", "result * (float)R", "total / (float)R_ALL"),
+    "torch.amax": ("-INFINITY", "fmaxf(a, b)", "result", "total"),
+    "torch.max": ("-INFINITY", "fmaxf(a, b)", "result", "total"),
+    "torch.amin": ("INFINITY", "fminf(a, b)", "result", "total"),
+    "torch.min": ("INFINITY", "fminf(a, b)", "result", "total"),
+    "torch.logsumexp": (
+        "-INFINITY",
+        "fmaxf(a, b) == -INFINITY ? -INFINITY "
+        ": fmaxf(a, b) + logf(expf(a - fmaxf(a, b)) + expf(b - fmaxf(a, b)))",
+        "result",
+        "total",
+    ),
+}
+
+
+def block_rows(region: Region) -> Contract:
+    """The reduction with one block of ROW_THREADS threads per output row; RegionError for row-wise ops,
+    reductions without a combine rule, or rows shorter than a block."""
+    if region.kind != "reduce" or len(region.steps) != 1 or region.steps[0].target not in _COMBINE:
+        raise RegionError(f"{region.id}: only a reduction to one value per row has the block_row shape")
+    (step,) = region.steps
+    x, *rest = region.inputs
+    if rest or region.scalars:
+        raise RegionError(f"{region.id}: a reduction with more than one input keeps one thread per row")
+    start, stop = _reduced_span(step, x.shape)
+    length, inner = prod(x.shape[start:stop]), prod(x.shape[stop:])
+    rows = prod(x.shape[:start]) * inner
+    if length < ROW_THREADS:
+        raise RegionError(f"{region.id}: rows of {length} elements fill no block of {ROW_THREADS} threads")
+    identity, combine, keep, final = _COMBINE[step.target]
+    names = c_names(region)
+    xn = names[x.name]
+    kernel = f"region_{region.id}"
+    sig = signature_line(kernel, [xn], "out", [], ["n"])
+    head = (
+        f"{PRELUDE}\n{sig} {{\n    const int64_t R_ALL = {length};  // the whole row\n"
+        f"    __shared__ float kg_part[{ROW_THREADS}];\n"
+        "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
+        f"    float kg_mine = {identity};\n"
+        "    if (i < n) {\n"
+        f"        const int64_t base = (i / {inner}) * {length * inner} + i % {inner};\n"
+        f"        const int64_t R = (R_ALL - kg_t + {ROW_THREADS - 1}) / {ROW_THREADS};  // k in [0, R)\n"
+        f"        auto {xn} = [&](int64_t k) -> float {{\n"
+        f"            return p_{xn}[base + (kg_t + k * {ROW_THREADS}) * {inner}];\n        }};\n"
+        f"        // {step_code(step, names)}, over this thread's share: R of the row's {length} elements\n"
+        "        float result;  // set it\n"
+        f"{BODY_MARK}"
+    )
+    tail = (
+        f"        kg_mine = {keep};\n    }}\n    kg_part[kg_t] = kg_mine;\n    __syncthreads();\n"
+        f"    for (int kg_s = {ROW_THREADS // 2}; kg_s > 0; kg_s >>= 1) {{\n"
+        "        if (kg_t < kg_s) {\n"
+        "            const float a = kg_part[kg_t], b = kg_part[kg_t + kg_s];\n"
+        f"            kg_part[kg_t] = {combine};\n"
+        "        }\n        __syncthreads();\n    }\n"
+        "    if (kg_t == 0 && i < n) {\n        const float total = kg_part[0];\n"
+        f"        p_out[i] = {final};\n    }}\n}}\n"
+    )
+    roles = role_lines(region, names, {x.name: f" read as {xn}(k), k in [0, R): this thread's share"})
+    roles.insert(
+        0,
+        f"- each block of {ROW_THREADS} threads handles one of {rows} rows of {length} elements; each "
+        f"thread computes `result` over its share (R elements, read as {xn}(k)) and the framework combines "
+        "the threads' results",
+    )
+    launch = launch_info(region, kernel, rows) | {"block": [ROW_THREADS, 1, 1], "grid": [rows, 1, 1]}
+    contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
+    contract.facts = facts_text(region, names, head, roles)
+    return contract
+
+
+SHAPES: tuple[Shape, ...] = (
+    Shape(
+        TILED,
+        "contraction",
+        f"2-D blocks of {TILE} x {TILE} threads; tiles of both operands staged in shared memory, so each "
+        f"value is read from global memory once per tile instead of once per output element",
+        tiled,
+    ),
+    Shape(
+        VECTOR4,
+        "map",
+        "four consecutive elements per thread, read and written with 16-byte float4 loads and stores",
+        vectorised,
+    ),
+    Shape(
+        BLOCK_ROW,
+        "reduce",
+        f"one block of {ROW_THREADS} threads per output row, each thread reducing a strided share of the "
+        "row and the block combining the shares in shared memory",
+        block_rows,
+    ),
+)
+BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
+
+
+def shapes_for(region: Region) -> list[tuple[Shape, Contract]]:
+    """The menu for one region: every shape that fits it, with its contract."""
+    menu = []
+    for shape in SHAPES:
+        if shape.kind != region.kind:
+            continue
+        try:
+            menu.append((shape, shape.build(region)))
+        except RegionError:
+            continue
+    return menu
+
+
+def shaped(region: Region, name: str) -> Contract:
+    """The region's contract on the named shape; RegionError if it has no such shape or it does not fit."""
+    if name not in BY_NAME:
+        raise RegionError(f"{region.id}: no launch shape named {name!r}; known: {', '.join(BY_NAME)}")
+    return BY_NAME[name].build(region)
+
+
+def _vector_load(name: str) -> str:
+    """One 16-byte load of a same-shape input's four values, spread into an array the lanes index."""
+    v = f"kg_v_{name}"
+    return (
+        f"        const float4 {v} = reinterpret_cast<const float4*>(p_{name})[kg_q];\n"
+        f"        const float kg_l_{name}[4] = {{{v}.x, {v}.y, {v}.z, {v}.w}};\n"
+    )
+
+
+def _blocks(count: int, per: int) -> int:
+    return (count + per - 1) // per

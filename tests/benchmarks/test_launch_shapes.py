@@ -1,4 +1,5 @@
-"""benchmarks/launch_shapes.py: each greedy product body goes out on both shapes; the report compares them."""
+"""benchmarks/launch_shapes.py: each greedy body goes out on its first contract and every shape it moves to;
+the report compares them and says what the model's choices measured."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 from benchmarks.launch_shapes import main, summarise
 
 
-def test_jobs_send_each_product_body_on_both_shapes(kernelbench_dir: Path, tmp_path: Path) -> None:
+def test_jobs_send_each_greedy_body_on_its_first_contract_and_its_shapes(
+    kernelbench_dir: Path, tmp_path: Path
+) -> None:
     body = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
     rows = [
         {
@@ -29,6 +32,12 @@ def test_jobs_send_each_product_body_on_both_shapes(kernelbench_dir: Path, tmp_p
             "kind": "contraction",
             "body": body,
         },
+        {
+            "problem": "l1_p5_Matrix_scalar_multiplication_f4d52425a8f7",
+            "sample": 0,
+            "kind": "map",
+            "body": "float t1 = A * s;",
+        },
     ]
     samples = tmp_path / "samples.jsonl"
     samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -38,8 +47,10 @@ def test_jobs_send_each_product_body_on_both_shapes(kernelbench_dir: Path, tmp_p
         == 0
     )
     lines = [json.loads(line) for line in jobs.read_text().splitlines()]
-    assert [j["job_id"].rsplit("/", 1)[1] for j in lines] == ["first", "tiled"]  # greedy only; no matvec
+    ids = [j["job_id"].rsplit("/", 1)[1] for j in lines]
+    assert ids == ["first", "tiled", "first", "vector4"]  # greedy only; the matvec fits no shape
     assert "block=(16, 16, 1)" in lines[1]["code"] and "block=" not in lines[0]["code"]
+    assert "make_float4(" in lines[3]["code"] and "make_float4(" not in lines[2]["code"]
 
 
 def test_the_summary_compares_shapes_only_where_both_are_strictly_correct() -> None:
@@ -51,8 +62,20 @@ def test_the_summary_compares_shapes_only_where_both_are_strictly_correct() -> N
             "speedup_eager": eager,
         }
 
-    summary = summarise(
-        [v("a/first", True, 0.2), v("a/tiled", True, 0.8), v("b/first", True, 0.1), v("b/tiled", False, 0.5)]
-    )
-    assert summary["compared"] == 1 and summary["geomean_tiled_over_first"] == 4.0
-    assert "tiled_over_first" not in summary["problems"][1]
+    verdicts = [
+        v("a/first", True, 0.2),
+        v("a/tiled", True, 0.8),
+        v("b/first", True, 0.1),
+        v("b/tiled", False, 0.5),
+    ]
+    verdicts += [v("c/first", True, 0.9), v("c/vector4", True, 0.99)]
+    choices = [
+        {"problem": "a", "shape": "tiled"},
+        {"problem": "b", "shape": "tiled"},
+        {"problem": "c", "shape": "first"},
+    ]
+    summary = summarise(verdicts, choices)
+    assert summary["compared"] == {"tiled": 1, "vector4": 1}
+    assert summary["geomean_over_first"] == {"tiled": 4.0, "vector4": 1.1}
+    assert summary["problems"][1]["over_first"] == {}  # b's tiles were wrong: no ratio
+    assert (summary["choices"], summary["chose_a_shape"], summary["chosen_and_faster"]) == (3, 2, 1)

@@ -67,22 +67,28 @@ class ScriptedModel:
         )
 
     def calls_for(self, kind: str) -> list[tuple[list[dict[str, str]], dict[str, Any]]]:
-        """Calls by role: 'plan' and 'triage' carry a JSON schema, 'generate' does not."""
+        """Calls by role: 'plan', 'shape' and 'triage' carry a JSON schema, 'generate' does not."""
 
         def role(kwargs: dict[str, Any]) -> str:
             schema = kwargs.get("json_schema")
             if schema is None:
                 return "generate"
+            if "shape" in schema["properties"]:
+                return "shape"
             return "plan" if {"ops", "regions"} & set(schema["properties"]) else "triage"
 
         return [c for c in self.calls if role(c[1]) == kind]
 
 
-PLAN = ('{"summary": "fuse the relu", "ops": [{"op": "torch.relu(x)", "action": "replace", '
-        '"category": "activation"}]}')
+PLAN = (
+    '{"summary": "fuse the relu", "ops": [{"op": "torch.relu(x)", "action": "replace", '
+    '"category": "activation"}]}'
+)
 REGION_PLAN = "one thread per element, the steps in order"
-DIAGNOSIS = ('{"reference_math": "max(x, 0)", "kernel_math": "min(x, 0)", "wrong_line": "o = fminf(x, 0);", '
-             '"fixed_line": "o = fmaxf(x, 0);"}')
+DIAGNOSIS = (
+    '{"reference_math": "max(x, 0)", "kernel_math": "min(x, 0)", "wrong_line": "o = fminf(x, 0);", '
+    '"fixed_line": "o = fmaxf(x, 0);"}'
+)
 
 
 def default_reply(generate: Callable[[list[dict[str, str]], dict[str, Any]], str]):
@@ -93,8 +99,24 @@ def default_reply(generate: Callable[[list[dict[str, str]], dict[str, Any]], str
         if schema is not None and "regions" in schema["properties"]:  # region mode: the first offered
             first = schema["properties"]["regions"]["items"]["properties"]["id"]["enum"][0]
             return json.dumps({"summary": "one kernel", "regions": [{"id": first, "plan": REGION_PLAN}]})
+        if schema is not None and "shape" in schema["properties"]:  # the fast second: the last shape listed
+            return json.dumps({"shape": schema["properties"]["shape"]["enum"][-1], "why": "faster"})
         if schema is not None:
             return PLAN if "ops" in schema["properties"] else DIAGNOSIS
         return generate(messages, kwargs)
 
     return reply
+
+
+def choosing(model: ScriptedModel, shape: str) -> ScriptedModel:
+    """The same model, answering every launch-shape choice of the fast second with `shape`."""
+    inner = model.reply
+
+    def reply(messages: list[dict[str, str]], kwargs: dict[str, Any]) -> str:
+        schema = kwargs.get("json_schema")
+        if schema is not None and "shape" in schema["properties"]:
+            return json.dumps({"shape": shape, "why": "scripted"})
+        return inner(messages, kwargs)
+
+    model.reply = reply
+    return model

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_fakes import TASK, answer
+from graph_fakes import TASK, answer, choosing
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -217,7 +217,7 @@ def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_fa
     scripted, task, second_ok
 ) -> None:
     bodies = iter(["```cuda\nfloat t1 = A * s;\n```", "```cuda\nfloat t1 = __fmul_rn(A, s);\n```"])
-    model = scripted(lambda m, kw: next(bodies))
+    model = choosing(scripted(lambda m, kw: next(bodies)), "first")  # keep the launch, rewrite the lines
 
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [
@@ -239,6 +239,11 @@ def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_fa
     assert state["feedback"]["regions"]["r0"]["route"] == "optimise"
     kept = "float t1 = __fmul_rn(A, s);" if second_ok else "float t1 = A * s;"
     assert state["best"]["bodies"] == {"r0": kept}
+    (choice,) = model.calls_for("shape")  # the model was offered vector4 and kept the launch
+    assert "- vector4: four consecutive elements per thread" in choice[0][-1]["content"]
+    assert state["candidates"][1]["shape_choices"] == {
+        "r0": {"shape": "first", "why": "scripted", "valid": True}
+    }
 
 
 TWINS = """import torch
@@ -311,14 +316,14 @@ def test_aggressive_ambition_asks_for_a_product_with_its_epilogue_in_one_kernel(
 
 
 @pytest.mark.parametrize("tiles_ok", [True, False])
-def test_fast_second_moves_a_correct_product_onto_tiles_without_a_model_call(
+def test_fast_second_moves_a_correct_product_onto_the_tiles_the_model_chose(
     scripted, kernelbench_dir: Path, tiles_ok: bool
 ) -> None:
-    """Round 0 writes the product per element; round 1's fast second runs that body on shared-memory tiles
-    (no model call); round 2 asks the model for a faster body on the tiles if they were right, and repairs
-    on the first contract if the GPU found them wrong."""
+    """Round 0 writes the product per element; in round 1's fast second the model chooses the tiled
+    shape, and its body runs there unchanged (no rewrite); round 2 asks the model for a faster body on the
+    tiles if they were right, and repairs on the first contract if the GPU found them wrong."""
     body = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
-    model = scripted(lambda m, kw: f"```cuda\n{body}\n```")
+    model = choosing(scripted(lambda m, kw: f"```cuda\n{body}\n```"), "tiled")
     task = problem_to_dict(load_problem(kernelbench_dir / "level1/1_Square_matrix_multiplication_.py"))
 
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -331,8 +336,36 @@ def test_fast_second_moves_a_correct_product_onto_tiles_without_a_model_call(
     with EVALUATOR.use(judge):
         state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     first, second = model.calls_for("generate")
+    (choice,) = model.calls_for("shape")  # asked once: a region stays on its shape while it is right
+    assert (
+        "they take 4 ms per call" in choice[0][-1]["content"]
+        and "- tiled: 2-D blocks" in choice[0][-1]["content"]
+    )
     assert "tile_a" not in first[0][-1]["content"]
     assert ("tile_a" in second[0][-1]["content"]) is tiles_ok  # round 2: on the tiles, or back off them
     shapes = [c["shapes"] for c in state["candidates"]]
     assert shapes == ([{}, {"r0": "tiled"}, {"r0": "tiled"}] if tiles_ok else [{}, {"r0": "tiled"}, {}])
     assert ("block=(16, 16, 1)" in state["best"]["code"]) is tiles_ok
+
+
+def test_a_body_that_does_not_move_is_rewritten_for_the_chosen_shape(scripted, kernelbench_dir: Path) -> None:
+    """A correct product body that stores `p_out` itself cannot run per tile; the model chose tiles, so it
+    rewrites its lines against the tiled contract, and the candidate runs there."""
+    per_element = (
+        "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);\np_out[m * N + j] = result;"
+    )
+    per_tile = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
+    bodies = iter([per_element, per_tile])
+    model = choosing(scripted(lambda m, kw: f"```cuda\n{next(bodies)}\n```"), "tiled")
+    task = problem_to_dict(load_problem(kernelbench_dir / "level1/1_Square_matrix_multiplication_.py"))
+    ctx = Context(format="regions", rounds=2, stop_on="faster")
+    with EVALUATOR.use(lambda jobs: [_timed(j, ok=True, ms=2.0) for j in jobs]):
+        state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
+    _, rewrite = model.calls_for("generate")
+    assert (
+        "You make one CUDA kernel faster" in rewrite[0][0]["content"]
+        and "tile_a" in rewrite[0][-1]["content"]
+    )
+    second = state["candidates"][1]
+    assert second["shapes"] == {"r0": "tiled"} and second["bodies"] == {"r0": per_tile}
+    assert "block=(16, 16, 1)" in second["code"]

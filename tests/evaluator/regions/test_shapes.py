@@ -1,5 +1,6 @@
-"""The tiled launch shape: the first contract's body runs per shared-memory tile on 2-D blocks; NVRTC
-compiles it here, the exported programs carry its blocks and grid, and on the GPU it is strictly correct."""
+"""Launch shapes: the first contract's body runs unchanged per shared-memory tile (products), four
+elements a thread (maps) or a block a row (reductions); NVRTC compiles each here, the exported programs
+carry their blocks and grids, and on the GPU they are strictly correct."""
 
 from __future__ import annotations
 
@@ -12,14 +13,29 @@ from evaluator.regions.check import check
 from evaluator.regions.export import Written, export_program, region_markers
 from evaluator.regions.model import RegionError
 from evaluator.regions.offering import choose, contracted, cut
-from evaluator.regions.shapes import TILE, moves_to_tiles, tiled
+from evaluator.regions.shapes import (
+    BLOCK_ROW,
+    ROW_THREADS,
+    TILE,
+    VECTOR4,
+    block_rows,
+    moves_unchanged,
+    shaped,
+    shapes_for,
+    tiled,
+    vectorised,
+)
 from evaluator.regions.trace import trace_problem
 
 SUM = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
+EPILOGUE = "float t1 = t0 - 2.0f;\nfloat t2 = t1 * 1.5f;\nfloat t3 = kg_relu(t2);"  # level 2 problem 9's map
+ROW_SUM = "result = 0.0f;\nfor (int64_t k = 0; k < R; ++k) result += t0(k);"  # demo task 2's reduce
+DEMO = Path(__file__).resolve().parents[3] / "graph" / "demo_tasks"
 
 
-def _offered(kernelbench_dir: Path, level: int, pid: int, ambition: str = "conservative"):
-    problem = next(iter(load_problems(kernelbench_dir / f"level{level}", ids=[pid])))
+def _offered(kernelbench_dir: Path, level: int | None, pid: int, ambition: str = "conservative"):
+    folder = kernelbench_dir / f"level{level}" if level else DEMO
+    problem = next(iter(load_problems(folder, ids=[pid])))
     fit, _ = contracted(cut(trace_problem(problem), ambition))
     return problem, choose(fit, ambition)
 
@@ -49,7 +65,7 @@ def test_a_body_that_touches_memory_itself_does_not_move_to_tiles(kernelbench_di
     _, ((region, first),) = _offered(kernelbench_dir, 1, 1)
     body = SUM + "\np_out[m * N + j] = result;"
     assert check(first, body).ok and check(tiled(region), body).ok
-    assert moves_to_tiles(SUM) and not moves_to_tiles(body)
+    assert moves_unchanged(SUM) and not moves_unchanged(body)
     assert not check(tiled(region), SUM + "\np_out[i] = result;").ok  # no element index on tiles
 
 
@@ -61,6 +77,87 @@ def test_exported_programs_carry_the_blocks_and_the_grid(kernelbench_dir: Path) 
     inline = export_program(problem, written, "load_inline")
     assert "const dim3 grid(256, 256, 1);" in inline and "<<<grid, block, 0," in inline
     assert region_markers(written)[0]["id"] == "r0"
+
+
+def test_each_kind_is_offered_the_shapes_that_fit_it(kernelbench_dir: Path) -> None:
+    _, ((product, _),) = _offered(kernelbench_dir, 1, 1)
+    _, ((pointwise, _),) = _offered(kernelbench_dir, 2, 9)
+    _, parts = _offered(kernelbench_dir, None, 2, "moderate")  # x * x, then its row sums
+    _, temperature = _offered(kernelbench_dir, None, 3, "moderate")
+    (softmax,) = [r for r, _ in temperature if r.kind == "reduce"]
+    menus = [[s.name for s, _ in shapes_for(r)] for r in (product, pointwise, parts[1][0], softmax)]
+    assert menus == [["tiled"], [VECTOR4], [BLOCK_ROW], []]  # softmax writes out(k): no block shape yet
+    with pytest.raises(RegionError, match="no launch shape named 'warp'"):
+        shaped(product, "warp")
+    with pytest.raises(RegionError, match="only a map"):
+        vectorised(product)
+    with pytest.raises(RegionError, match="one value per row"):
+        block_rows(softmax)
+
+
+def test_the_vector_shape_runs_each_lane_through_the_first_contracts_body(kernelbench_dir: Path) -> None:
+    problem, ((region, first),) = _offered(kernelbench_dir, 2, 9)
+    four = vectorised(region)
+    assert check(first, EPILOGUE).ok and check(four, EPILOGUE).ok
+    assert "reinterpret_cast<const float4*>(p_t0)[kg_q]" in four.head and "make_float4(" in four.tail
+    assert "const float t0 = kg_l_t0[kg_lane];" in four.facts  # the same name the body read before
+    assert four.launch["block"] == [256, 1, 1] and four.launch["grid"] == [1024 * 8192 // 4 // 256, 1, 1]
+    assert "block=(256, 1, 1)," in export_program(problem, [Written(region, four, EPILOGUE)], "nvrtc")
+
+
+def test_a_map_whose_size_is_no_multiple_of_four_has_no_vector_shape() -> None:
+    from evaluator.problem import problem_from_dict
+
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        "        return torch.relu(x) * 2.0\n\n\ndef get_inputs():\n    return [torch.randn(3, 5)]\n\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    problem = problem_from_dict({"name": "odd", "level": 0, "problem_id": 0, "source": source})
+    fit, _ = contracted(cut(trace_problem(problem), "moderate"))
+    (region, _), *_ = fit
+    with pytest.raises(RegionError, match="15 elements are not a multiple of 4"):
+        vectorised(region)
+    assert shapes_for(region) == []
+
+
+def test_the_block_shape_gives_each_thread_a_strided_share_of_the_row(kernelbench_dir: Path) -> None:
+    _, parts = _offered(kernelbench_dir, None, 2, "moderate")
+    region, first = parts[1]
+    row = block_rows(region)
+    assert check(first, ROW_SUM).ok and check(row, ROW_SUM).ok
+    assert f"p_t0[base + (kg_t + k * {ROW_THREADS}) * 1]" in row.head
+    assert "kg_part[kg_t] = a + b;" in row.tail  # a sum's partial results add up
+    assert row.launch["block"] == [ROW_THREADS, 1, 1] and row.launch["grid"] == [512, 1, 1]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    ("level", "pid", "shape", "body", "ambition"),
+    [(2, 9, VECTOR4, EPILOGUE, "conservative"), (None, 2, BLOCK_ROW, ROW_SUM, "moderate")],
+)
+def test_vector_and_block_shapes_are_strictly_correct_on_the_gpu(
+    kernelbench_dir: Path, eval_cache: Path, level: int | None, pid: int, shape: str, body: str, ambition: str
+) -> None:
+    from evaluator.api import evaluate_many
+    from evaluator.config import EvalConfig
+    from evaluator.jobs import Job
+
+    problem, parts = _offered(kernelbench_dir, level, pid, ambition)
+    written = [
+        Written(
+            r,
+            shaped(r, shape) if i == len(parts) - 1 else c,
+            body if i == len(parts) - 1 else "float t1 = x * x;",
+        )
+        for i, (r, c) in enumerate(parts)
+    ]
+    source = export_program(problem, written, "nvrtc")
+    job = Job(f"{shape}{pid}", problem, source, code=source, extracted=True, regions=region_markers(written))
+    config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=5)
+    (verdict,) = evaluate_many([job], config)
+    assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
+    assert {r["verdict"] for r in verdict["evidence"]["regions"]} == {"correct"}
 
 
 @pytest.mark.gpu

@@ -195,6 +195,7 @@ def test_cli_shows_regions_and_exits_2_on_region_error(
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
     assert "* r1 map" in out and "  r0 contraction" in out and "t1 = t0 + bias" in out
+    assert "t5 = t4 / 2.0\n    launch shapes for the fast second: vector4" in out  # offered regions only
     assert "contract of" not in out
     assert main(["show", str(path), "--contract"]) == 0
     assert "# contract of r1\n## The PyTorch code this kernel computes" in capsys.readouterr().out
