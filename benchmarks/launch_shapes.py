@@ -87,7 +87,7 @@ def choose(kernelbench: Path, samples: Path, verdicts: Path, out: Path) -> int:
     """The model's choice for each strictly correct greedy kernel that has a shape menu, as the fast
     second asks it: its lines, its measured time on the first contract, the shapes that fit."""
     from evaluator.regions.shapes import shapes_for
-    from nodes.region_triage import _timing
+    from nodes.region_triage import timing_text
     from nodes.shape_choice import choose_shape
 
     judged = {
@@ -99,7 +99,7 @@ def choose(kernelbench: Path, samples: Path, verdicts: Path, out: Path) -> int:
         menu = [s for s, _ in shapes_for(region)]
         if not menu or not verdict.get("correct_strict"):
             continue
-        picked = choose_shape(region, body, _timing(verdict), menu)
+        picked = choose_shape(region, body, timing_text(verdict), menu)
         rows.append(
             {
                 "problem": problem.key,

@@ -128,8 +128,8 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
         # A rewrite that fails the local checks is not worth a GPU run: the correct body stands, on the
         # contract it was correct on.
         if route == "optimise" and not attempt.ok:
-            if region.id in shaped and (shapes_before or {}).get(region.id) != shaped[region.id]:
-                contract = first  # moved this round: the rewrite for the chosen shape failed
+            if new:  # moved this round: the rewrite for the chosen shape failed
+                contract = first
                 shaped.pop(region.id)
             written.append(Written(region, contract, before))
         else:
@@ -164,6 +164,7 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
         ),
     }
     last_prompt = next((a.messages[-1] for a in reversed(attempts.values()) if a.messages), None)
+    last_prompt = last_prompt or next((c.messages for c in choices.values() if c.messages), None)
     trace = event(
         "generate",
         round_,

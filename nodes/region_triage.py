@@ -30,7 +30,7 @@ def region_routes(last: dict[str, Any]) -> dict[str, dict[str, str]]:
     kind = str(verdict.get("verdict"))
     if kind == "correct":
         target = last.get("costliest") if last.get("costliest") in bodies else next(iter(bodies), None)
-        fast = {"route": "optimise", "text": _timing(verdict)}
+        fast = {"route": "optimise", "text": timing_text(verdict)}
         return {rid: fast if rid == target else {"route": "keep", "text": ""} for rid in bodies}
     routes: dict[str, dict[str, str]] = {}
     for rid in bodies:
@@ -68,7 +68,8 @@ def _values(check: dict[str, Any], last: dict[str, Any], rid: str) -> str:
     )
 
 
-def _timing(verdict: dict[str, Any]) -> str:
+def timing_text(verdict: dict[str, Any]) -> str:
+    """The measured time the fast second shows the model (its rewrite prompt and its shape choice)."""
     timing = (verdict.get("evidence") or {}).get("timing") or {}
     ms = (timing.get("candidate") or {}).get("ms")
     eager = (timing.get("reference_eager") or {}).get("ms")
