@@ -39,8 +39,8 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The flags; their choices and the defaults they name come from graph.context, the one source."""
-    from graph.context import STRATEGIES, Context, choices
+    """The flags; their choices and the defaults they name come from nodes.context, the one source."""
+    from nodes.context import STRATEGIES, Context, choices
 
     default = Context()
     parser = argparse.ArgumentParser(
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"strategy, repeatable: {', '.join(STRATEGIES)} (default: all, or the preset's)",
     )
-    what.add_argument("--preset", help="a named configuration from graph.presets (see --list-tasks)")
+    what.add_argument("--preset", help="a named configuration from nodes.presets (see --list-tasks)")
     what.add_argument("--tasks", metavar="RANGE", help="demo task numbers, e.g. 1-3,5 (default: all six)")
     what.add_argument(
         "--kernelbench-dir",
@@ -151,8 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def list_tasks(args: argparse.Namespace) -> int:
-    from graph.context import STRATEGIES
-    from graph.presets import PRESETS
+    from nodes.context import STRATEGIES
+    from nodes.presets import PRESETS
     from graph.runner.suite import demo_tasks, kernelbench_tasks, parse_ranges, task_key
 
     rows = demo_tasks()
@@ -180,7 +180,7 @@ def parse_prompts(items: list[str]) -> dict[str, str]:
 
 def parse_fields(items: list[str]) -> dict[str, Any]:
     """--set FIELD=VALUE pairs, checked against the Context's fields."""
-    from graph.context import Context
+    from nodes.context import Context
 
     known = {f.name for f in dataclasses.fields(Context)}
     fields: dict[str, Any] = {}
@@ -204,7 +204,7 @@ def default_backend(fmt: str | None) -> tuple[str, bool]:
     NVRTC; their jobs go to a GPU host), while whole programs fall back to C++ kernels on the CPU."""
     import torch
 
-    from graph.context import Context
+    from nodes.context import Context
 
     if torch.cuda.is_available():
         return "cuda", False
@@ -218,8 +218,8 @@ def new_settings(args: argparse.Namespace) -> dict[str, Any]:
 
     A knob left unset is left out: the preset's value or the Context's default applies.
     """
-    from graph.context import STRATEGIES
-    from graph.presets import PRESETS, preset_values
+    from nodes.context import STRATEGIES
+    from nodes.presets import PRESETS, preset_values
     from graph.runner.suite import select_tasks
 
     preset_fields = preset_values(args.preset) if args.preset else {}
@@ -255,7 +255,7 @@ def new_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def make_context(settings: dict[str, Any]) -> Any:
-    from graph.context import Context
+    from nodes.context import Context
 
     if settings.get("preset"):
         return Context.from_preset(settings["preset"], **settings["context_fields"])

@@ -2,7 +2,7 @@
 
 Each greedy body of the region benchmark (benchmarks/results/regions/samples.jsonl: the embedded 1.5B,
 one conservative region per shared problem) goes out on its first contract (one thread per output
-element or row) and, unchanged, on every launch shape of evaluator.regions.shapes that fits its region
+element or row) and, unchanged, on every launch shape of regions.shapes that fits its region
 and that it moves to (tiled products, vector4 maps, block_row reductions). All are judged in one GPU run,
 so the ratio of their times is what a move gains, without a model call. `choose` asks the embedded model,
 as the fast second does, which shape each of its correct kernels should run on, given the kernel's lines
@@ -48,9 +48,9 @@ def _greedy(kernelbench: Path, samples: Path) -> list[tuple[Any, Any, Any, str]]
 def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
     """`<problem>/first` and `<problem>/<shape>` for every shape a greedy body moves to unchanged."""
     from evaluator.jobs import job_line
-    from evaluator.regions.check import check
-    from evaluator.regions.export import Written, export_program, region_markers
-    from evaluator.regions.shapes import FIRST, moves_unchanged, shapes_for
+    from regions.check import check
+    from regions.export import Written, export_program, region_markers
+    from regions.shapes import FIRST, moves_unchanged, shapes_for
 
     lines, skipped = [], []
     for problem, region, first, body in _greedy(kernelbench, samples):
@@ -86,7 +86,7 @@ def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
 def choose(kernelbench: Path, samples: Path, verdicts: Path, out: Path) -> int:
     """The model's choice for each strictly correct greedy kernel that has a shape menu, as the fast
     second asks it: its lines, its measured time on the first contract, the shapes that fit."""
-    from evaluator.regions.shapes import shapes_for
+    from regions.shapes import shapes_for
     from nodes.region_triage import timing_text
     from nodes.shape_choice import choose_shape
 

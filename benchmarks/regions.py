@@ -36,9 +36,9 @@ EMULATION_CAPS = (16, 32, 64)  # module-level sizes capped for the CPU emulation
 def offered_contract(problem: Any) -> tuple[Any, Any]:
     """(region, contract) of the problem's one conservative region, offered as the graph offers it (a
     region no contract fits is left to PyTorch); raises RegionError with the reason."""
-    from evaluator.regions.model import RegionError
-    from evaluator.regions.offering import choose, contracted, cut
-    from evaluator.regions.trace import trace_problem
+    from regions.model import RegionError
+    from regions.offering import choose, contracted, cut
+    from regions.trace import trace_problem
 
     fit, unfit = contracted(cut(trace_problem(problem), "conservative"))
     chosen = choose(fit, "conservative")
@@ -51,10 +51,10 @@ def small_twin(problem: Any, region: Any) -> tuple[Any, Any] | None:
     """(region, contract) of the same region in the problem shrunk for the CPU, for emulation; None when
     no shrink keeps the region as it is (same id, kind and ops)."""
     from evaluator.problem import shrink_problem
-    from evaluator.regions.contract import render
-    from evaluator.regions.model import RegionError
-    from evaluator.regions.partition import partition
-    from evaluator.regions.trace import trace_problem
+    from regions.contract import render
+    from regions.model import RegionError
+    from regions.partition import partition
+    from regions.trace import trace_problem
 
     same = [s.target for s in region.steps]
     for cap in EMULATION_CAPS:
@@ -69,8 +69,8 @@ def small_twin(problem: Any, region: Any) -> tuple[Any, Any] | None:
 
 def generate(kernelbench: Path, out: Path, samples: int) -> int:
     from evaluator.problem import load_problems
-    from evaluator.regions.emulate import emulate
-    from evaluator.regions.model import RegionError
+    from regions.emulate import emulate
+    from regions.model import RegionError
     from nodes.region_writer import write_region
 
     out.mkdir(parents=True, exist_ok=True)
@@ -122,7 +122,7 @@ def write_jobs(
     (with the per-region check); `load_inline`: the standalone KernelBench program any harness can judge."""
     from evaluator.jobs import job_line
     from evaluator.problem import load_problems
-    from evaluator.regions.export import Written, export_program, region_markers
+    from regions.export import Written, export_program, region_markers
 
     problems = {p.key: p for p in load_problems(kernelbench)}
     lines = []

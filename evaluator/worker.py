@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
     elif mode == "run":
         from evaluator.phase_run import run_candidate as phase
     elif mode == "emulate":
-        from evaluator.regions.emulate import run_emulation as phase
+        from evaluator.phase_emulate import run_emulation as phase
     elif mode == "profile":
         from evaluator.phase_reference import run_profile as phase
     else:

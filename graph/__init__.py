@@ -1,6 +1,6 @@
 """The four strategy graphs: uncompiled builders, and one call to compile any of them.
 
-Builders import their strategy module on first call, so ``import graph.state`` (the runner, the nodes)
+Builders import their strategy module on first call, so ``import nodes.state`` (the runner, the nodes)
 stays light and free of import cycles.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph.graph import StateGraph
 
-from graph.context import STRATEGIES
+from nodes.context import STRATEGIES
 
 
 def _lazy(strategy: str) -> Callable[[], StateGraph]:

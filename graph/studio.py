@@ -2,7 +2,7 @@
 
 `langgraph dev` brings its own persistence and refuses graphs that carry one; the runner compiles the
 same builders with its SQLite checkpointer instead. Every run takes `{"task": ...}` as its input
-(`graph.state.Input`) and the `Context` (samples, rounds, ambition, prompt overrides, ...) as its context;
+(`nodes.state.Input`) and the `Context` (samples, rounds, ambition, prompt overrides, ...) as its context;
 Studio shows both as forms.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph import compile_graph
-from graph.context import STRATEGIES
+from nodes.context import STRATEGIES
 from graph.runner.model_hook import install_for_process
 
 install_for_process()  # a no-op unless a test names a scripted model in KERNELGRAPH_TEST_MODEL

@@ -12,9 +12,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from evaluator.regions.model import Region, RegionError
-from graph.context import Context, settings
-from graph.state import State, event
+from regions.model import Region, RegionError
+from nodes.context import Context, settings
+from nodes.state import State, event
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment
 from nodes.region_generation import offered

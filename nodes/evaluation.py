@@ -15,8 +15,8 @@ from langgraph.types import interrupt
 
 from evaluator.jobs import job_line
 from evaluator.verdict import missing
-from graph.context import Context, settings
-from graph.state import State, event
+from nodes.context import Context, settings
+from nodes.state import State, event
 from nodes.select import best_of, rank
 from tools.evaluator import evaluate_candidates
 

@@ -13,9 +13,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from evaluator.extract import extract_candidate
-from evaluator.regions.model import RegionError
-from graph.context import Context, settings
-from graph.state import SampleInput, State, event
+from regions.model import RegionError
+from nodes.context import Context, settings
+from nodes.state import SampleInput, State, event
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment, load_template, render
 from nodes.region_generation import generate_regions

@@ -7,8 +7,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context, settings
-from graph.state import State, event
+from nodes.context import Context, settings
+from nodes.state import State, event
 from tools.profiler import profile_reference
 
 PROFILE_CHARS = 2500

@@ -7,7 +7,7 @@ temperature). Sample 0 is greedy and the others sample cooler than whole program
 the probe). From the second round on, each region follows its route from triage (nodes.region_triage):
 kept where the GPU host found it right, repaired from what the GPU said where it was wrong, and, once the
 whole candidate is strictly correct, its costliest region rewritten for speed ("fast second"). The
-program is the evaluator's region kind (evaluator.regions.export with NVRTC), and the job line carries
+program is the evaluator's region kind (regions.export with NVRTC), and the job line carries
 the regions so each kernel is also judged alone.
 """
 
@@ -17,18 +17,18 @@ import functools
 from typing import Any
 
 from evaluator.problem import problem_from_dict
-from evaluator.regions.check import check
-from evaluator.regions.contract import Contract
-from evaluator.regions.export import Written, export_program, region_markers
-from evaluator.regions.model import Region, RegionError
-from evaluator.regions.offering import choose, contracted, cut
-from evaluator.regions.partition import costliest
-from evaluator.regions.shapes import FIRST, moves_unchanged, shaped, shapes_for
-from evaluator.regions.shares import profile_shares
-from evaluator.regions.trace import trace_problem
-from evaluator.regions.twins import rename_body, twin_key
-from graph.context import Context
-from graph.state import SampleInput, event
+from regions.check import check
+from regions.contract import Contract
+from regions.export import Written, export_program, region_markers
+from regions.model import Region, RegionError
+from regions.offering import choose, contracted, cut
+from regions.partition import costliest
+from regions.shapes import FIRST, moves_unchanged, shaped, shapes_for
+from regions.shares import profile_shares
+from regions.trace import trace_problem
+from regions.twins import rename_body, twin_key
+from nodes.context import Context
+from nodes.state import SampleInput, event
 from nodes.prompt_files import fragment
 from nodes.region_writer import RegionAttempt, write_region
 from nodes.shape_choice import ShapeChoice, choose_shape
@@ -52,7 +52,7 @@ def offered(
     """The regions the ambition offers in this problem with their contracts, and each region's share of
     the reference's measured time where `profile` has rows (the costliest region is then the measured
     one); RegionError says why none. A region no contract fits yet is left to PyTorch like a kept one:
-    the others are still offered (evaluator.regions.offering)."""
+    the others are still offered (regions.offering)."""
     regions, fit, unfit = _contracted(source, ambition)
     shares = profile_shares(regions, (profile or {}).get("rows") or [])  # kept ops claim their rows too
     chosen = choose(fit, ambition, shares)

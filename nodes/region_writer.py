@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from evaluator.regions.check import Checked, check, extract_body
-from evaluator.regions.contract import Contract
+from regions.check import Checked, check, extract_body
+from regions.contract import Contract
 from nodes.model.llm import ChatBackend, shared_model
 from nodes.prompt_files import build_messages
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from evaluator.regions.skeleton import c_names
-from graph.context import Context, settings
-from graph.state import State, event
+from regions.skeleton import c_names
+from nodes.context import Context, settings
+from nodes.state import State, event
 from nodes.region_generation import offered
 from retrieval_corpus.region_examples import from_hit
 from tools.retriever import search_examples

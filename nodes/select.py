@@ -7,7 +7,7 @@ from typing import Any
 
 from evaluator.verdict import best
 from evaluator.verdict import rank as verdict_rank
-from graph.state import State, event
+from nodes.state import State, event
 
 
 def rank(candidate: dict[str, Any]) -> tuple[bool, bool, float, int, bool]:

@@ -1,6 +1,6 @@
 """Shape choice: in the fast second the model picks the launch shape of its own correct kernel.
 
-The framework owns every shape (evaluator.regions.shapes): their launch code, indices, loads and stores.
+The framework owns every shape (regions.shapes): their launch code, indices, loads and stores.
 The model reads its correct lines, their measured time and the menu of shapes that fit the region, and
 answers with a name under a JSON-schema grammar, so the answer is always one of the names. "first" keeps
 the launch it has and asks for faster lines instead (the fast second's rewrite). The chosen shape still
@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.regions.model import Region
-from evaluator.regions.shapes import FIRST, Shape
-from evaluator.regions.skeleton import c_names, step_code
+from regions.model import Region
+from regions.shapes import FIRST, Shape
+from regions.skeleton import c_names, step_code
 from nodes.model.llm import ChatBackend, shared_model
 from nodes.prompt_files import build_messages
 

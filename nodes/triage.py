@@ -20,8 +20,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from evaluator.verdict import STAGE
-from graph.context import Context, settings
-from graph.state import State, event
+from nodes.context import Context, settings
+from nodes.state import State, event
 from nodes.generation import fan_out
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment

@@ -13,10 +13,10 @@ import functools
 from dataclasses import dataclass, replace
 
 from evaluator.problem import problem_from_source
-from evaluator.regions.contract import render
-from evaluator.regions.partition import partition
-from evaluator.regions.skeleton import c_names, renamed
-from evaluator.regions.trace import trace_problem
+from regions.contract import render
+from regions.partition import partition
+from regions.skeleton import c_names, renamed
+from regions.trace import trace_problem
 
 
 @dataclass(frozen=True)

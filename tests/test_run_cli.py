@@ -20,7 +20,7 @@ import pytest
 
 import run
 from evaluator.verdict import VERDICTS
-from graph.context import STRATEGIES, Context, choices
+from nodes.context import STRATEGIES, Context, choices
 from graph.runner.jsonl import read_jsonl
 from graph.runner.rundir import RunDir
 from nodes.model.llm import use_model

@@ -25,12 +25,12 @@ class ProblemArg(BaseModel):
 
 
 class RegionArg(BaseModel):
-    """One region of a region candidate (evaluator.regions.export.region_markers)."""
+    """One region of a region candidate (regions.export.region_markers)."""
 
     id: str = Field(description="The region's id, e.g. 'r1'.")
     module: str = Field(description="The program's module-level name that holds the region's kernel.")
     launch: str = Field(description="The kernel's launch function on that module.")
-    spec: dict[str, Any] = Field(description="The region as evaluator.regions.model.Region.to_dict gives it.")
+    spec: dict[str, Any] = Field(description="The region as regions.model.Region.to_dict gives it.")
 
 
 class JobArg(BaseModel):

@@ -1,8 +1,8 @@
-"""Region contracts: the model writes kernels, the framework writes everything else.
+"""The region kind, as the oracle judges it: a framework-written program around model-written kernel bodies.
 
-A problem's reference is traced with torch.fx on meta tensors (no GPU, no LLM), its graph cut into regions
-of one kind each (map, reduce, contraction, kept), and each offered region rendered as a contract: the
-region as idiomatic PyTorch, what each op means, every tensor's shape, and a kernel skeleton the framework
-owns (prelude, signature, loop, index, accessors). The model completes the body; NVRTC and a lint check it
-locally. torch and the standard library only, so a GPU host can trace and assemble too.
+`launch` compiles each region kernel with NVRTC and launches it on torch's current stream (exported region
+programs import it: the one part of the evaluator a candidate may import); `judge` checks one kernel alone
+against its region's PyTorch lines; `nvrtc` is the compiler binding both use. Authoring (tracing, cutting,
+contracts, local checks, export) lives in the top-level `regions` package, which imports this one and
+never the other way round.
 """

@@ -1,5 +1,5 @@
 """A region kernel judged alone against its region's own PyTorch lines, on signed random inputs of the
-region's shapes: on this host's CPU emulation (evaluator.regions.emulate) and, in the run worker, on the
+region's shapes: on this host's CPU emulation (regions.emulate) and, in the run worker, on the
 GPU host's real shapes (the per-region verdict of a region candidate)."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the same, but it passes Python ints as 32-bit and floats as double, and the fram
 float32 scalars and an int64 count; so the arguments are marshalled here, in the signature's own order:
 input pointers, the output pointer, float scalars, the element count.
 
-Only framework-written programs call this (evaluator.regions.export with the nvrtc launcher); the model's
+Only framework-written programs call this (regions.export with the nvrtc launcher); the model's
 code is the kernel body, which runs on the GPU inside the evaluator's worker like any candidate.
 """
 

@@ -1,7 +1,7 @@
 """Deferred evaluation: gather the paused graphs' candidates into one job file, and map results back.
 
 A graph whose evaluate node interrupted carries ``{"kind": "evaluate", "jobs": [...]}`` as the interrupt's
-value (see `graph.state`). One job file mixes many threads, so each job id is prefixed with its thread id
+value (see `nodes.state`). One job file mixes many threads, so each job id is prefixed with its thread id
 (``<thread>|<job id>``); resuming strips the prefix and hands every interrupt the results of its own jobs.
 """
 

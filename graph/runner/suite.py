@@ -1,6 +1,6 @@
 """Which tasks a run covers: the project's demo tasks or a KernelBench-format directory, by level and id.
 
-A task is the graph's input (`graph.state.Task`: name, level, problem_id, source). Its key, e.g.
+A task is the graph's input (`nodes.state.Task`: name, level, problem_id, source). Its key, e.g.
 ``L1/3_Batched_matrix_multiplication``, names it in results, traces and checkpoint thread ids.
 """
 

@@ -1,7 +1,7 @@
 """trace.jsonl: every node event of every graph, as the nodes recorded them, plus the runner's own steps.
 
 Node events carry brief inputs and outputs, the full prompt and completion, tokens and seconds (the
-`events` contract of `graph.state`); the runner adds when, which task and strategy, and its own steps
+`events` contract of `nodes.state`); the runner adds when, which task and strategy, and its own steps
 (start, resume, interrupt with the jobs it waits for, result).
 """
 

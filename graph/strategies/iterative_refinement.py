@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.context import Context
-from graph.state import Input, State
+from nodes.context import Context
+from nodes.state import Input, State
 from nodes.evaluation import after_evaluate, evaluate
 from nodes.generation import fan_out, generate
 from nodes.select import select

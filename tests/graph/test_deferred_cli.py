@@ -18,7 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import compile_graph
-from graph.context import Context
+from nodes.context import Context
 from graph.demo_tasks import demo_paths
 from nodes.model.llm import use_model
 

@@ -13,7 +13,7 @@ import pytest
 
 from evaluator.verdict import VERDICTS
 from graph import compile_graph
-from graph.context import Context
+from nodes.context import Context
 from graph.demo_tasks import DEMO_LEVEL, demo_paths
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from langgraph.types import Command
 from evaluator.problem import load_problem, problem_to_dict
 from evaluator.verdict import make
 from graph import compile_graph
-from graph.context import STRATEGIES, Context
+from nodes.context import STRATEGIES, Context
 from tools.evaluator import EVALUATOR
 
 SCALAR = "level1/5_Matrix_scalar_multiplication.py"

@@ -13,7 +13,7 @@ from langgraph.types import Command
 
 from evaluator.verdict import make
 from graph import BUILDERS, compile_graph
-from graph.context import STRATEGIES, Context
+from nodes.context import STRATEGIES, Context
 
 
 def run(name: str, ctx: Context, **kwargs: Any) -> dict[str, Any]:
@@ -240,7 +240,7 @@ def test_a_graph_run_uses_the_preset_resolved_when_the_context_was_built(scripte
     def no_second_resolution(name: str) -> dict[str, Any]:
         raise AssertionError(f"preset {name} resolved again")
 
-    monkeypatch.setattr("graph.presets.preset_values", no_second_resolution)
+    monkeypatch.setattr("nodes.presets.preset_values", no_second_resolution)
     state = run("zero_shot", ctx)
     assert len(state["candidates"]) == 2
     assert all(e["inputs"]["backend"] == "cpu" for e in state["events"] if e["node"] == "evaluate")

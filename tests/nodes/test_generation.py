@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graph.context import Context
+from nodes.context import Context
 from nodes.generation import EXAMPLES_DONE, OMITTED, generation_messages, sample_seed, solution_excerpt
 
 TASK = {"name": "T", "level": 1, "problem_id": 1, "source": "class Model: ..."}

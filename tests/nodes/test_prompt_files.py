@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from evaluator.regions.model import AMBITIONS
+from regions.model import AMBITIONS
 from nodes.prompt_files import (
     COMMON,
     PROMPT_ROOT,

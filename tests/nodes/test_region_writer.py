@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.regions.contract import render
-from evaluator.regions.model import Region, Step
-from evaluator.regions.model import TensorInfo as T
+from regions.contract import render
+from regions.model import Region, Step
+from regions.model import TensorInfo as T
 from nodes.model.llm import Completion
 from nodes.region_writer import REPAIR_TEMPERATURE, write_region
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from evaluator.regions.model import Region, Step
-from evaluator.regions.model import TensorInfo as T
-from evaluator.regions.shapes import FIRST, VECTOR4, shapes_for
+from regions.model import Region, Step
+from regions.model import TensorInfo as T
+from regions.shapes import FIRST, VECTOR4, shapes_for
 from nodes.model.llm import Completion
 from nodes.shape_choice import choose_shape, parse_choice, shape_schema
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from evaluator.problem import problem_from_source, shrink_problem
-from evaluator.regions.check import check
-from evaluator.regions.contract import render
-from evaluator.regions.emulate import emulate
-from evaluator.regions.partition import partition
-from evaluator.regions.trace import trace_problem
+from regions.check import check
+from regions.contract import render
+from regions.emulate import emulate
+from regions.partition import partition
+from regions.trace import trace_problem
 from retrieval_corpus.corpus import load_examples
 from retrieval_corpus.region_examples import from_hit, region_examples
 

@@ -18,7 +18,7 @@ from langgraph.types import Send, interrupt
 from rich.console import Console
 
 from evaluator.verdict import Verdict, make
-from graph.context import Context
+from nodes.context import Context
 from graph.runner.jsonl import read_jsonl
 from graph.runner.progress import ProgressView
 from graph.runner.results import ResultsFile

@@ -22,7 +22,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from evaluator.verdict import make
-from graph.context import STRATEGIES
+from nodes.context import STRATEGIES
 
 REPO = Path(__file__).resolve().parents[3]
 GRAPHS = STRATEGIES

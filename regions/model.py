@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
 Kind = Literal["map", "reduce", "contraction", "kept"]
-# How much of a model is offered to the model: the one definition (graph.context's knob reuses it).
+# How much of a model is offered to the model: the one definition (nodes.context's knob reuses it).
 Ambition = Literal["conservative", "moderate", "aggressive"]
 AMBITIONS: tuple[str, ...] = get_args(Ambition)
 

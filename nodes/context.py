@@ -1,8 +1,8 @@
 """The runtime context every strategy takes (LangGraph ``context_schema``): one knob set for all four graphs.
 
 This module is the one source of the strategy names, every knob's default and its choices: graph.BUILDERS,
-graph.studio, graph.presets and run.py read them from here. The ambition names are the standalone
-evaluator's (evaluator.regions.model, where they choose which regions are offered).
+graph.studio, nodes.presets and run.py read them from here. The ambition names are the standalone
+evaluator's (regions.model, where they choose which regions are offered).
 
 Build it in Python (``Context(samples=4, ambition="conservative")``), from a preset
 (``Context(preset="repaired-agent")`` or ``Context.from_preset("naive-agent", rounds=5)``), from run.py, or
@@ -19,7 +19,8 @@ from typing import Annotated, Any, Literal, get_args, get_type_hints
 
 from pydantic import Field
 
-from evaluator.regions.model import Ambition
+from nodes.presets import preset_values
+from regions.model import Ambition
 
 Strategy = Literal["zero_shot", "profiling_guided", "iterative_refinement", "agent"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
@@ -85,15 +86,13 @@ class Context:
         "EvalConfig field overrides for the evaluator (timeouts, trials, tolerances).")] = field(
         default_factory=dict)
     preset: Annotated[str | None, _doc(
-        "A named configuration from graph.presets (e.g. naive-agent, repaired-agent); applied once, when the "
+        "A named configuration from nodes.presets (e.g. naive-agent, repaired-agent); applied once, when the "
         "context is built, under every field left at its default.")] = None
 
     def __post_init__(self) -> None:
         """Apply ``preset`` here, once, so Studio's context dicts and Python resolve presets alike."""
         if not self.preset:
             return
-        from graph.presets import preset_values
-
         defaults = Context()
         for name, value in preset_values(self.preset).items():
             if getattr(self, name) == getattr(defaults, name):
@@ -105,8 +104,6 @@ class Context:
 
         The preset is applied here, so ``preset`` stays None: ``__post_init__`` would undo such overrides.
         """
-        from graph.presets import preset_values
-
         return cls(**{**preset_values(name), **overrides})
 
 

@@ -14,11 +14,11 @@ import torch
 
 from evaluator import static_checks
 from evaluator.problem import Problem, load_problem, shrink_problem
-from evaluator.regions.contract import render
-from evaluator.regions.export import Written, export_program
-from evaluator.regions.model import RegionError
-from evaluator.regions.partition import offer, partition
-from evaluator.regions.trace import load_module, trace_problem
+from regions.contract import render
+from regions.export import Written, export_program
+from regions.model import RegionError
+from regions.partition import offer, partition
+from regions.trace import load_module, trace_problem
 
 CASES = [
     "level1/5_Matrix_scalar_multiplication.py",  # a scalar forward input
@@ -124,7 +124,7 @@ BODIES = {
 
 def _region_job(kernelbench_dir: Path, case: str, body: str, launcher: str) -> Any:
     from evaluator.jobs import Job
-    from evaluator.regions.export import region_markers
+    from regions.export import region_markers
 
     problem = load_problem(kernelbench_dir / case)
     (region,) = offer(partition(trace_problem(problem)), "conservative")
@@ -212,7 +212,7 @@ def test_a_region_kernel_that_does_not_compile_is_a_compile_error_with_the_nvrtc
 
 @pytest.mark.parametrize("case", sorted(BODIES))
 def test_the_gpu_suites_bodies_pass_the_local_checks(kernelbench_dir: Path, case: str) -> None:
-    from evaluator.regions.check import check
+    from regions.check import check
 
     (region,) = offer(partition(trace_problem(load_problem(kernelbench_dir / case))), "conservative")
     checked = check(render(region), BODIES[case])

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
-from evaluator.regions.library import PRELUDE
-from evaluator.regions.model import Region, RegionError, Step, TensorInfo
-from evaluator.regions.skeleton import (
+from regions.library import PRELUDE
+from regions.model import Region, RegionError, Step, TensorInfo
+from regions.skeleton import (
     BODY_MARK,
     Contract,
     c_names,

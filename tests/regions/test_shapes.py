@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from evaluator.problem import load_problems
-from evaluator.regions.check import check
-from evaluator.regions.export import Written, export_program, region_markers
-from evaluator.regions.model import RegionError
-from evaluator.regions.offering import choose, contracted, cut
-from evaluator.regions.shapes import (
+from regions.check import check
+from regions.export import Written, export_program, region_markers
+from regions.model import RegionError
+from regions.offering import choose, contracted, cut
+from regions.shapes import (
     BLOCK_ROW,
     ROW_THREADS,
     TILE,
@@ -25,7 +25,7 @@ from evaluator.regions.shapes import (
     tiled,
     vectorised,
 )
-from evaluator.regions.trace import trace_problem
+from regions.trace import trace_problem
 
 SUM = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
 EPILOGUE = "float t1 = t0 - 2.0f;\nfloat t2 = t1 * 1.5f;\nfloat t3 = kg_relu(t2);"  # level 2 problem 9's map

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evaluator.regions.contract import render
-from evaluator.regions.model import Region, TensorInfo
-from evaluator.regions.skeleton import c_names, renamed
+from regions.contract import render
+from regions.model import Region, TensorInfo
+from regions.skeleton import c_names, renamed
 
 
 def twin_key(region: Region) -> tuple[str, list[str]]:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
 
-from evaluator.regions.contract import (
+from regions.contract import (
     _MATMUL,
     LONG_SUM,
     Contract,
@@ -35,9 +35,9 @@ from evaluator.regions.contract import (
     _reduced_span,
     operands,
 )
-from evaluator.regions.library import PRELUDE
-from evaluator.regions.model import Region, RegionError
-from evaluator.regions.skeleton import (
+from regions.library import PRELUDE
+from regions.model import Region, RegionError
+from regions.skeleton import (
     BODY_MARK,
     c_names,
     facts_text,

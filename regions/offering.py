@@ -1,13 +1,13 @@
 """What a problem offers the model at an ambition: the cut the ambition works on, the regions a contract
-fits, and the chosen ones with their contracts. The graph's nodes, `python -m evaluator.regions show` and
+fits, and the chosen ones with their contracts. The graph's nodes, `python -m regions show` and
 the benchmarks all offer through here, so they offer the same regions."""
 
 from __future__ import annotations
 
-from evaluator.regions.contract import Contract, render
-from evaluator.regions.model import Region, RegionError
-from evaluator.regions.partition import offer, partition
-from evaluator.regions.trace import Traced
+from regions.contract import Contract, render
+from regions.model import Region, RegionError
+from regions.partition import offer, partition
+from regions.trace import Traced
 
 
 def cut(traced: Traced, ambition: str) -> list[Region]:

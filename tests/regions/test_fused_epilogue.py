@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from evaluator.problem import load_problems, problem_from_source, shrink_problem
-from evaluator.regions.__main__ import main
-from evaluator.regions.check import check
-from evaluator.regions.emulate import emulate
-from evaluator.regions.offering import choose, contracted, cut
-from evaluator.regions.partition import partition
-from evaluator.regions.trace import trace_problem
+from regions.__main__ import main
+from regions.check import check
+from regions.emulate import emulate
+from regions.offering import choose, contracted, cut
+from regions.partition import partition
+from regions.trace import trace_problem
 
 SHARED_PRODUCT = """
 import torch
@@ -127,7 +127,7 @@ def test_a_fused_kernel_is_strictly_correct_on_the_gpu(kernelbench_dir: Path, ev
     from evaluator.api import evaluate_many
     from evaluator.config import EvalConfig
     from evaluator.jobs import Job
-    from evaluator.regions.export import Written, export_program, region_markers
+    from regions.export import Written, export_program, region_markers
 
     problem = _problem(kernelbench_dir, 2, 9)
     ((region, contract),), _ = contracted(cut(trace_problem(problem), "aggressive"))

@@ -1,11 +1,12 @@
-"""Named configurations: the paper's setups (including its failed naive agent) as Context overrides."""
+"""Named configurations: the paper's setups (including its failed naive agent) as Context overrides.
+
+Plain data: nodes.context applies them (and its tests check every preset's strategy and values against the
+context schema), so this module imports nothing of the project."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-
-from graph.context import Strategy
 
 
 @dataclass(frozen=True)
@@ -13,7 +14,7 @@ class Preset:
     """A named Context override set and the strategy it was made for."""
 
     name: str
-    strategy: Strategy
+    strategy: str  # one of nodes.context.STRATEGIES
     description: str
     values: dict[str, Any] = field(default_factory=dict)
 

@@ -3,10 +3,10 @@ hangs and crashes are contained."""
 
 from __future__ import annotations
 
-from evaluator.regions.contract import render
-from evaluator.regions.emulate import emulate
-from evaluator.regions.model import Region, Step
-from evaluator.regions.model import TensorInfo as T
+from regions.contract import render
+from regions.emulate import emulate
+from regions.model import Region, Step
+from regions.model import TensorInfo as T
 
 F = "float32"
 
@@ -33,7 +33,7 @@ def test_right_values_pass_and_wrong_ones_name_the_element() -> None:
 
 
 def test_numeric_limits_work_under_nvrtc_and_on_the_host() -> None:
-    from evaluator.regions.check import check
+    from regions.check import check
 
     region, contract = _softmax()
     body = SOFTMAX.replace("float m = -INFINITY;", "float m = -std::numeric_limits<float>::max();")

@@ -23,7 +23,7 @@ from torch.fx.operator_schemas import normalize_function
 from torch.fx.passes.shape_prop import ShapeProp, TensorMetadata
 
 from evaluator.problem import Problem
-from evaluator.regions.model import RegionError, Step, TensorInfo
+from regions.model import RegionError, Step, TensorInfo
 
 CALLS = ("call_function", "call_method", "call_module")
 

@@ -1,4 +1,4 @@
-"""`python -m evaluator.regions show PROBLEM.py [--ambition A] [--contract]`: how a problem is cut, what is
+"""`python -m regions show PROBLEM.py [--ambition A] [--contract]`: how a problem is cut, what is
 offered, the launch shapes the fast second may move each offered region to, and (with --contract) what
 the model reads for each offered region."""
 
@@ -8,10 +8,10 @@ import argparse
 import sys
 
 from evaluator.problem import ProblemError, load_problem
-from evaluator.regions.model import AMBITIONS, Region, RegionError, TensorInfo
-from evaluator.regions.offering import choose, contracted, cut
-from evaluator.regions.shapes import shapes_for
-from evaluator.regions.trace import trace_problem
+from regions.model import AMBITIONS, Region, RegionError, TensorInfo
+from regions.offering import choose, contracted, cut
+from regions.shapes import shapes_for
+from regions.trace import trace_problem
 
 
 def _tensor(t: TensorInfo) -> str:
@@ -54,7 +54,7 @@ def show(path: str, ambition: str, contracts: bool = False) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evaluator.regions", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m regions", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("show", help="trace a problem, print its regions and mark the offered ones")
     cmd.add_argument("problem", help="a KernelBench-format problem file")

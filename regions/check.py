@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.regions.contract import Contract
-from evaluator.regions.library import HELPERS
-from evaluator.regions.lint import lint_body, lint_source
+from regions.contract import Contract
+from regions.library import HELPERS
+from regions.lint import lint_body, lint_source
 from evaluator.regions.nvrtc import annotate, compile_kernel
 
 _TORCH_HELPER = re.compile(r"\btorch\.(?:nn\.functional\.)?(\w+)\(")  # torch.tanh( -> kg_tanh(

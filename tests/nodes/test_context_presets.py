@@ -10,10 +10,10 @@ from types import SimpleNamespace
 import pytest
 from pydantic import TypeAdapter
 
-from evaluator.regions.model import AMBITIONS
+from regions.model import AMBITIONS
 from graph import BUILDERS
-from graph.context import STRATEGIES, Context, describe, settings
-from graph.presets import PRESETS, preset_values
+from nodes.context import STRATEGIES, Context, describe, settings
+from nodes.presets import PRESETS, preset_values
 from nodes.prompt_files import PROMPT_ROOT
 
 
@@ -82,6 +82,6 @@ def test_a_preset_is_applied_once_when_the_context_is_built(monkeypatch) -> None
     def no_second_resolution(name: str) -> dict[str, object]:
         raise AssertionError(f"preset {name} resolved again")
 
-    monkeypatch.setattr("graph.presets.preset_values", no_second_resolution)
+    monkeypatch.setattr("nodes.presets.preset_values", no_second_resolution)
     assert settings(SimpleNamespace(context=ctx)) is ctx
     assert (ctx.rounds, ctx.samples, ctx.preset) == (10, 4, "naive-agent")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from evaluator.regions.model import AMBITIONS, Kind, Region, Step, TensorInfo
-from evaluator.regions.trace import CALLS, Traced, is_tensor, tensor_info
+from regions.model import AMBITIONS, Kind, Region, Step, TensorInfo
+from regions.trace import CALLS, Traced, is_tensor, tensor_info
 
 MAP = frozenset(
     "torch." + op

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from evaluator.regions.check import check, extract_body
-from evaluator.regions.contract import BODY_MARK, render
-from evaluator.regions.library import HELPERS
-from evaluator.regions.model import Region, RegionError, Step
-from evaluator.regions.model import TensorInfo as T
+from regions.check import check, extract_body
+from regions.contract import BODY_MARK, render
+from regions.library import HELPERS
+from regions.model import Region, RegionError, Step
+from regions.model import TensorInfo as T
 
 F = "float32"
 

@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.regions.library import GLOSSARY, HELPERS
-from evaluator.regions.model import Region, Step
+from regions.library import GLOSSARY, HELPERS
+from regions.model import Region, Step
 
 BODY_MARK = "        // ---- your code: from here ----"
 _C_KEYWORDS = {

@@ -21,9 +21,9 @@ from typing import Any, Literal, NamedTuple
 import torch
 
 from evaluator.problem import Problem
-from evaluator.regions.contract import Contract
-from evaluator.regions.model import Region, RegionError
-from evaluator.regions.trace import Traced, trace_problem
+from regions.contract import Contract
+from regions.model import Region, RegionError
+from regions.trace import Traced, trace_problem
 
 REGION_MODULE = "kg_region"
 THREADS = 256
@@ -158,7 +158,7 @@ def _nvrtc_loader(region: Region, contract: Contract, body: str) -> str:
 
 
 def _shape_args(info: dict[str, Any]) -> str:
-    """The launch shape's fixed blocks and grid, where the contract has one (evaluator.regions.shapes)."""
+    """The launch shape's fixed blocks and grid, where the contract has one (regions.shapes)."""
     if "block" not in info:
         return ""
     return f"\n    block={tuple(info['block'])!r},\n    grid={tuple(info['grid'])!r},"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.regions.model import Region
+from regions.model import Region
 
 # A step's base name -> the ATen ops it can run as, besides aten::<base> itself.
 _RUNS_AS: dict[str, tuple[str, ...]] = {

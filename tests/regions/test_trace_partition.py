@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from evaluator.problem import Problem, load_problems, problem_from_source, shrink_problem
-from evaluator.regions.__main__ import main
-from evaluator.regions.model import Region, RegionError
-from evaluator.regions.partition import offer, partition
-from evaluator.regions.trace import Traced, graph_module, load_module, trace_problem
+from regions.__main__ import main
+from regions.model import Region, RegionError
+from regions.partition import offer, partition
+from regions.trace import Traced, graph_module, load_module, trace_problem
 
 MODULES = """
 import torch

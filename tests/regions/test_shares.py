@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from evaluator.problem import load_problem
-from evaluator.regions.partition import offer, partition
-from evaluator.regions.shares import profile_shares
-from evaluator.regions.trace import trace_problem
+from regions.partition import offer, partition
+from regions.shares import profile_shares
+from regions.trace import trace_problem
 
 PROFILES = Path(__file__).resolve().parents[3] / "benchmarks" / "profiles"
 
