@@ -44,3 +44,9 @@ def samples_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"model samples not found at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def eval_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One evaluator build cache per test session (the evaluator's and the region framework's tests)."""
+    return tmp_path_factory.mktemp("evaluator_cache")

@@ -13,11 +13,6 @@ HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="session")
-def eval_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("evaluator_cache")
-
-
-@pytest.fixture(scope="session")
 def cpu_config(eval_cache: Path) -> EvalConfig:
     """Small, fast settings for CI's 2 cores; the checks themselves are the real ones."""
     return EvalConfig(

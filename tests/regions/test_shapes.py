@@ -30,7 +30,7 @@ from regions.trace import trace_problem
 SUM = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
 EPILOGUE = "float t1 = t0 - 2.0f;\nfloat t2 = t1 * 1.5f;\nfloat t3 = kg_relu(t2);"  # level 2 problem 9's map
 ROW_SUM = "result = 0.0f;\nfor (int64_t k = 0; k < R; ++k) result += t0(k);"  # demo task 2's reduce
-DEMO = Path(__file__).resolve().parents[3] / "graph" / "demo_tasks"
+DEMO = Path(__file__).resolve().parents[2] / "graph" / "demo_tasks"
 
 
 def _offered(kernelbench_dir: Path, level: int | None, pid: int, ambition: str = "conservative"):

@@ -10,7 +10,7 @@ from regions.partition import offer, partition
 from regions.shares import profile_shares
 from regions.trace import trace_problem
 
-PROFILES = Path(__file__).resolve().parents[3] / "benchmarks" / "profiles"
+PROFILES = Path(__file__).resolve().parents[2] / "benchmarks" / "profiles"
 
 
 def _regions(kernelbench_dir: Path, case: str) -> list:
