@@ -151,9 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def list_tasks(args: argparse.Namespace) -> int:
+    from graph.runner.suite import demo_tasks, kernelbench_tasks, parse_ranges, task_key
     from nodes.context import STRATEGIES
     from nodes.presets import PRESETS
-    from graph.runner.suite import demo_tasks, kernelbench_tasks, parse_ranges, task_key
 
     rows = demo_tasks()
     if args.kernelbench_dir:
@@ -218,9 +218,9 @@ def new_settings(args: argparse.Namespace) -> dict[str, Any]:
 
     A knob left unset is left out: the preset's value or the Context's default applies.
     """
+    from graph.runner.suite import select_tasks
     from nodes.context import STRATEGIES
     from nodes.presets import PRESETS, preset_values
-    from graph.runner.suite import select_tasks
 
     preset_fields = preset_values(args.preset) if args.preset else {}
     fields: dict[str, Any] = parse_fields(args.set)

@@ -86,9 +86,9 @@ def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
 def choose(kernelbench: Path, samples: Path, verdicts: Path, out: Path) -> int:
     """The model's choice for each strictly correct greedy kernel that has a shape menu, as the fast
     second asks it: its lines, its measured time on the first contract, the shapes that fit."""
-    from regions.shapes import shapes_for
     from nodes.region_triage import timing_text
     from nodes.shape_choice import choose_shape
+    from regions.shapes import shapes_for
 
     judged = {
         str(v["job_id"]).rsplit("/", 1)[0]: v for v in read_jsonl(verdicts) if v["job_id"].endswith("/s0")

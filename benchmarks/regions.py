@@ -69,9 +69,9 @@ def small_twin(problem: Any, region: Any) -> tuple[Any, Any] | None:
 
 def generate(kernelbench: Path, out: Path, samples: int) -> int:
     from evaluator.problem import load_problems
+    from nodes.region_writer import write_region
     from regions.emulate import emulate
     from regions.model import RegionError
-    from nodes.region_writer import write_region
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "samples.jsonl"

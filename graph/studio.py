@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from graph import compile_graph
-from nodes.context import STRATEGIES
 from graph.runner.model_hook import install_for_process
+from nodes.context import STRATEGIES
 
 install_for_process()  # a no-op unless a test names a scripted model in KERNELGRAPH_TEST_MODEL
 

@@ -12,12 +12,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from regions.model import Region, RegionError
 from nodes.context import Context, settings
-from nodes.state import State, event
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment
 from nodes.region_generation import offered
+from nodes.state import State, event
+from regions.model import Region, RegionError
 from retrieval_corpus.corpus import CATEGORIES
 
 # The grammar bounds a region plan's strings: a small model's free text runs on (89 s for one analysis

@@ -16,8 +16,8 @@ from langgraph.types import interrupt
 from evaluator.jobs import job_line
 from evaluator.verdict import missing
 from nodes.context import Context, settings
-from nodes.state import State, event
 from nodes.select import best_of, rank
+from nodes.state import State, event
 from tools.evaluator import evaluate_candidates
 
 

@@ -13,13 +13,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from evaluator.extract import extract_candidate
-from regions.model import RegionError
 from nodes.context import Context, settings
-from nodes.state import SampleInput, State, event
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment, load_template, render
 from nodes.region_generation import generate_regions
 from nodes.select import best_of
+from nodes.state import SampleInput, State, event
+from regions.model import RegionError
 
 SOLUTION_CHARS = 3000  # one retrieved solution shown in a prompt, at most
 OMITTED = fragment("generate/omitted")

@@ -17,6 +17,11 @@ import functools
 from typing import Any
 
 from evaluator.problem import problem_from_dict
+from nodes.context import Context
+from nodes.prompt_files import fragment
+from nodes.region_writer import RegionAttempt, write_region
+from nodes.shape_choice import ShapeChoice, choose_shape
+from nodes.state import SampleInput, event
 from regions.check import check
 from regions.contract import Contract
 from regions.export import Written, export_program, region_markers
@@ -27,11 +32,6 @@ from regions.shapes import FIRST, moves_unchanged, shaped, shapes_for
 from regions.shares import profile_shares
 from regions.trace import trace_problem
 from regions.twins import rename_body, twin_key
-from nodes.context import Context
-from nodes.state import SampleInput, event
-from nodes.prompt_files import fragment
-from nodes.region_writer import RegionAttempt, write_region
-from nodes.shape_choice import ShapeChoice, choose_shape
 
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5

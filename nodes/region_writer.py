@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from regions.check import Checked, check, extract_body
-from regions.contract import Contract
 from nodes.model.llm import ChatBackend, shared_model
 from nodes.prompt_files import build_messages
+from regions.check import Checked, check, extract_body
+from regions.contract import Contract
 
 REPAIR_TEMPERATURE = 0.7
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from regions.skeleton import c_names
 from nodes.context import Context, settings
-from nodes.state import State, event
 from nodes.region_generation import offered
+from nodes.state import State, event
+from regions.skeleton import c_names
 from retrieval_corpus.region_examples import from_hit
 from tools.retriever import search_examples
 

@@ -13,11 +13,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from nodes.model.llm import ChatBackend, shared_model
+from nodes.prompt_files import build_messages
 from regions.model import Region
 from regions.shapes import FIRST, Shape
 from regions.skeleton import c_names, step_code
-from nodes.model.llm import ChatBackend, shared_model
-from nodes.prompt_files import build_messages
 
 WHY = 160  # the reason's length bound: a small model's free text runs on
 

@@ -21,12 +21,12 @@ from langgraph.types import Send
 
 from evaluator.verdict import STAGE
 from nodes.context import Context, settings
-from nodes.state import State, event
 from nodes.generation import fan_out
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment
 from nodes.region_triage import region_routes
 from nodes.select import best_of, rank
+from nodes.state import State, event
 from retrieval_corpus.error_notes import classify, match_error_notes, note_for
 
 ERROR_CHARS = 700

@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluator.regions.nvrtc import annotate, compile_kernel
 from regions.contract import Contract
 from regions.library import HELPERS
 from regions.lint import lint_body, lint_source
-from evaluator.regions.nvrtc import annotate, compile_kernel
 
 _TORCH_HELPER = re.compile(r"\btorch\.(?:nn\.functional\.)?(\w+)\(")  # torch.tanh( -> kg_tanh(
 # std::expf( -> expf(, std::max( -> kg_max(: device code has the C names, and no <cmath> or <algorithm>

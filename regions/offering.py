@@ -4,10 +4,15 @@ the benchmarks all offer through here, so they offer the same regions."""
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
+from evaluator.problem import problem_from_dict
 from regions.contract import Contract, render
 from regions.model import Region, RegionError
 from regions.partition import offer, partition
-from regions.trace import Traced
+from regions.shares import profile_shares
+from regions.trace import Traced, trace_problem
 
 
 def cut(traced: Traced, ambition: str) -> list[Region]:
@@ -44,3 +49,28 @@ def choose(
     """The offered ones among the regions a contract fits (partition.offer's rule), in graph order."""
     chosen = {r.id for r in offer([region for region, _ in fit], ambition, weights)}
     return [(region, contract) for region, contract in fit if region.id in chosen]
+
+
+@functools.lru_cache(maxsize=16)
+def _contracted(source: str, ambition: str) -> tuple[list[Region], list[tuple[Region, Contract]], list[str]]:
+    """The cut, the regions a contract fits with theirs, why the others have none (cached: read only)."""
+    problem = problem_from_dict({"name": "task", "level": 0, "problem_id": 0, "source": source})
+    regions = cut(trace_problem(problem), ambition)
+    fit, unfit = contracted(regions)
+    return regions, fit, unfit
+
+
+def offered(
+    source: str, ambition: str, profile: dict[str, Any] | None = None
+) -> tuple[list[tuple[Region, Contract]], dict[str, float]]:
+    """The regions the ambition offers in this problem's source with their contracts, and each region's
+    share of the reference's measured time where `profile` has rows (the costliest region is then the
+    measured one); RegionError says why none. A region no contract fits yet is left to PyTorch like a kept
+    one: the others are still offered."""
+    regions, fit, unfit = _contracted(source, ambition)
+    shares = profile_shares(regions, (profile or {}).get("rows") or [])  # kept ops claim their rows too
+    chosen = choose(fit, ambition, shares)
+    if not chosen:
+        why = f": {'; '.join(unfit)}" if unfit else ""
+        raise RegionError(f"no region is offered at ambition {ambition}{why}")
+    return chosen, shares

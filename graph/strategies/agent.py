@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.context import Context
-from nodes.state import Input, State
 from nodes.analysis import analyse
+from nodes.context import Context
 from nodes.evaluation import after_evaluate, evaluate
 from nodes.generation import fan_out, generate
 from nodes.retrieval import retrieve
 from nodes.select import select
+from nodes.state import Input, State
 from nodes.triage import after_triage, triage
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from nodes.context import Context
-from nodes.state import Input, State
 from nodes.evaluation import evaluate
 from nodes.generation import fan_out, generate
 from nodes.profile import profile
 from nodes.select import select
+from nodes.state import Input, State
 
 
 def build() -> StateGraph:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from nodes.context import Context
-from nodes.state import Input, State
 from nodes.evaluation import evaluate
 from nodes.generation import fan_out, generate
 from nodes.select import select
+from nodes.state import Input, State
 
 
 def build() -> StateGraph:

@@ -18,8 +18,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import compile_graph
-from nodes.context import Context
 from graph.demo_tasks import demo_paths
+from nodes.context import Context
 from nodes.model.llm import use_model
 
 pytestmark = pytest.mark.slow

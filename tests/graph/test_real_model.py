@@ -13,8 +13,8 @@ import pytest
 
 from evaluator.verdict import VERDICTS
 from graph import compile_graph
-from nodes.context import Context
 from graph.demo_tasks import DEMO_LEVEL, demo_paths
+from nodes.context import Context
 
 pytestmark = pytest.mark.slow
 

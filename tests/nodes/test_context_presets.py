@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 from pydantic import TypeAdapter
 
-from regions.model import AMBITIONS
 from graph import BUILDERS
 from nodes.context import STRATEGIES, Context, describe, settings
 from nodes.presets import PRESETS, preset_values
 from nodes.prompt_files import PROMPT_ROOT
+from regions.model import AMBITIONS
 
 
 def test_every_context_field_has_a_description_in_the_json_schema() -> None:

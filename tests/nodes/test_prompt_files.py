@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from regions.model import AMBITIONS
 from nodes.prompt_files import (
     COMMON,
     PROMPT_ROOT,
@@ -16,6 +15,7 @@ from nodes.prompt_files import (
     prompt_path,
     render,
 )
+from regions.model import AMBITIONS
 
 GENERATE_VALUES = {"source": "class Model: ...", "context": "CTX", "feedback": "FB"}
 

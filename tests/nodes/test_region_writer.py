@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from nodes.model.llm import Completion
+from nodes.region_writer import REPAIR_TEMPERATURE, write_region
 from regions.contract import render
 from regions.model import Region, Step
 from regions.model import TensorInfo as T
-from nodes.model.llm import Completion
-from nodes.region_writer import REPAIR_TEMPERATURE, write_region
 
 F = "float32"
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from nodes.model.llm import Completion
+from nodes.shape_choice import choose_shape, parse_choice, shape_schema
 from regions.model import Region, Step
 from regions.model import TensorInfo as T
 from regions.shapes import FIRST, VECTOR4, shapes_for
-from nodes.model.llm import Completion
-from nodes.shape_choice import choose_shape, parse_choice, shape_schema
 
 F = "float32"
 BODY = "float t1 = kg_sigmoid(x);"

@@ -1,4 +1,4 @@
-"""The greedy region jobs of the shared problems, reduced to hashes: what a refactor must leave byte-identical.
+"""The greedy region jobs of the shared problems as hashes: what a refactor must leave byte-identical.
 
 For each shared KernelBench problem and each ambition, the zero_shot graph runs in region mode with deferred
 evaluation and a scripted model that answers every region prompt with the body the embedded model wrote

@@ -1,4 +1,4 @@
-"""The NVRTC binding without a GPU: compiles, diagnostics on their lines, repair text, where the library is."""
+"""The NVRTC binding without a GPU: compiles, diagnostics on their lines, repair text, finding the library."""
 
 from __future__ import annotations
 
