@@ -39,7 +39,9 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The flags; their choices and the defaults they name come from nodes.context, the one source."""
+    """The flags; their choices and the defaults they name come from nodes.context, the one source (the
+    formats from graph)."""
+    from graph import FORMATS
     from nodes.context import STRATEGIES, Context, choices
 
     default = Context()
@@ -88,9 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     knobs.add_argument(
         "--format",
-        choices=choices("format"),
-        help=f"the model writes whole programs, or kernel bodies in framework-written region contracts "
-        f"(regions: CUDA only, judged as the evaluator's region kind) (default {default.format})",
+        choices=FORMATS,
+        help="the model writes whole programs, or kernel bodies in framework-written region contracts "
+        "(regions: CUDA only, judged as the evaluator's region kind) (default regions)",
     )
     knobs.add_argument(
         "--temperature",
@@ -204,11 +206,9 @@ def default_backend(fmt: str | None) -> tuple[str, bool]:
     NVRTC; their jobs go to a GPU host), while whole programs fall back to C++ kernels on the CPU."""
     import torch
 
-    from nodes.context import Context
-
     if torch.cuda.is_available():
         return "cuda", False
-    if (fmt or Context().format) == "regions":
+    if fmt == "regions":
         return "cuda", True
     return "cpu", False
 
@@ -228,7 +228,6 @@ def new_settings(args: argparse.Namespace) -> dict[str, Any]:
         ("samples", args.samples),
         ("rounds", args.rounds),
         ("ambition", args.ambition),
-        ("format", args.format),
         ("temperature", args.temperature),
         ("max_tokens", args.max_tokens),
         ("backend", args.backend),
@@ -239,13 +238,14 @@ def new_settings(args: argparse.Namespace) -> dict[str, Any]:
     if args.prompt:
         fields["prompts"] = parse_prompts(args.prompt)
     if "backend" not in fields and "backend" not in preset_fields:
-        fields["backend"], deferred = default_backend(fields.get("format", preset_fields.get("format")))
+        fields["backend"], deferred = default_backend(args.format or "regions")
         if deferred and "evaluator" not in fields and "evaluator" not in preset_fields:
             fields["evaluator"] = "deferred"
     strategies = args.strategy or ([PRESETS[args.preset].strategy] if args.preset else list(STRATEGIES))
     tasks = select_tasks(args.kernelbench_dir, args.level, args.problems, args.tasks)
     return {
         "strategies": list(dict.fromkeys(strategies)),
+        "format": args.format or "regions",
         "preset": args.preset,
         "context_fields": fields,
         "tasks": tasks,
@@ -299,7 +299,7 @@ def write_paused_jobs(run_dir: Any, settings: dict[str, Any]) -> int:
     from graph.runner.sweep import paused_jobs
 
     with run_dir.checkpointer() as saver:
-        graphs = {s: compile_graph(s, checkpointer=saver) for s in settings["strategies"]}
+        graphs = {s: compile_graph(s, saver, settings["format"]) for s in settings["strategies"]}
         lines = paused_jobs(graphs, settings["tasks"])
     write_jobs(run_dir.jobs, lines)
     print(f"{len(lines)} job(s) of paused graphs -> {run_dir.jobs}")
@@ -339,7 +339,7 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
             f"run: {run_dir.path}  strategies: {', '.join(settings['strategies'])}  "
             f"tasks: {len(settings['tasks'])}  backend: {context.backend}  "
             f"evaluator: {context.evaluator}  n={context.samples} k={context.rounds}  "
-            f"ambition: {context.ambition}  format: {context.format}",
+            f"ambition: {context.ambition}  format: {settings['format']}",
             highlight=False,
         )
         run_info = {
@@ -347,6 +347,7 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
             "preset": settings.get("preset"),
             "model": info,
             "context": context_record(context),
+            "format": settings["format"],
             "backend": context.backend,
             "evaluator": context.evaluator,
         }
@@ -354,7 +355,7 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
         results, trace = ResultsFile(run_dir.results), TraceFile(run_dir.trace)
         try:
             with run_dir.checkpointer() as saver:
-                graphs = {s: compile_graph(s, checkpointer=saver) for s in settings["strategies"]}
+                graphs = {s: compile_graph(s, saver, settings["format"]) for s in settings["strategies"]}
                 with ProgressView(pairs, console=console, live=live) as progress:
                     outcome = Sweep(
                         graphs, settings["tasks"], context, results, trace, progress, run_info, job_results

@@ -1,4 +1,4 @@
-"""The four strategy graphs for LangGraph Studio (`langgraph dev`), compiled without a checkpointer.
+"""The four strategy graphs in both formats for LangGraph Studio (`langgraph dev`), without a checkpointer.
 
 `langgraph dev` brings its own persistence and refuses graphs that carry one; the runner compiles the
 same builders with its SQLite checkpointer instead. Every run takes `{"task": ...}` as its input
@@ -16,5 +16,8 @@ from nodes.context import STRATEGIES
 
 install_for_process()  # a no-op unless a test names a scripted model in KERNELGRAPH_TEST_MODEL
 
-GRAPHS: dict[str, Any] = {name: compile_graph(name) for name in STRATEGIES}
-globals().update(GRAPHS)  # one module attribute per strategy: langgraph.json's "./graph/studio.py:<name>"
+# Each strategy in region mode under its own name, and in whole programs as `<name>_program`.
+GRAPHS: dict[str, Any] = {name: compile_graph(name) for name in STRATEGIES} | {
+    f"{name}_program": compile_graph(name, format="program") for name in STRATEGIES
+}
+globals().update(GRAPHS)  # one module attribute per graph: langgraph.json's "./graph/studio.py:<name>"

@@ -15,9 +15,9 @@ from langgraph.runtime import Runtime
 from nodes.context import Context, settings
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment
-from nodes.region_generation import offered
 from nodes.state import State, event
 from regions.model import Region, RegionError
+from regions.offering import offered
 from retrieval_corpus.corpus import CATEGORIES
 
 # The grammar bounds a region plan's strings: a small model's free text runs on (89 s for one analysis
@@ -46,8 +46,21 @@ PLAN_SCHEMA: dict[str, Any] = {
 
 
 def analyse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask the model for a plan; on a re-plan it also sees what the previous plan led to."""
+    """Ask the model for a plan of ops to replace or fuse (whole programs); on a re-plan it also sees what
+    the previous plan led to."""
+    return _plan(state, settings(runtime), None)
+
+
+def analyse_regions(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Region mode: the model picks among the offered regions and writes a plan line per kernel; a task
+    region mode cannot do gets a program plan, as generation falls back to a whole program."""
     ctx = settings(runtime)
+    return _plan(state, ctx, _region_menu(state, ctx))
+
+
+def _plan(
+    state: State, ctx: Context, menu: tuple[list[tuple[Region, Any]], dict[str, float]] | None
+) -> dict[str, Any]:
     started = time.perf_counter()
     previous = state.get("plan")
     tried = ""
@@ -60,7 +73,6 @@ def analyse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "profile": ((state.get("profile") or {}).get("text") or ""),
         "previous": tried,
     }
-    menu = _region_menu(state, ctx)
     ids = [r.id for r, _ in menu[0]] if menu is not None else []
     if menu is not None:
         node, schema = "region_analysis", region_plan_schema(ids)
@@ -110,9 +122,9 @@ def parse_plan(text: str) -> dict[str, Any]:
 
 
 def _region_menu(state: State, ctx: Context) -> tuple[list[tuple[Region, Any]], dict[str, float]] | None:
-    """The offered regions and their measured shares in region mode; None where the plan is a program's
-    (program format, the cpu backend, a task the framework cannot cut: generation falls back alike)."""
-    if ctx.format != "regions" or ctx.backend != "cuda":
+    """The offered regions and their measured shares; None where the plan is a program's (the cpu backend,
+    a task the framework cannot cut: generation falls back alike)."""
+    if ctx.backend != "cuda":
         return None
     try:
         return offered(state["task"]["source"], ctx.ambition, state.get("profile"))

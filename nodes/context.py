@@ -45,12 +45,6 @@ class Context:
         "library GEMM/conv; moderate = replace the main ops and fuse epilogues; aggressive = rewrite the "
         "whole model in custom kernels (in region mode: products too, each with its pointwise epilogue fused "
         "into its kernel). Picks nodes/prompts/<ambition>/.")] = "moderate"
-    format: Annotated[Literal["program", "regions"], _doc(
-        "program: the model writes the whole ModelNew program (the paper's format); regions: the framework "
-        "traces the task, offers regions by ambition and writes everything but each region kernel's body, "
-        "which the model writes (checked here with NVRTC; judged as the evaluator's region kind, CUDA only). "
-        "A task that cannot be traced, or the cpu backend, falls back to program; the trace says why.")
-    ] = "regions"
     temperature: Annotated[float, _doc(
         "Sampling temperature of generation (0 = greedy; analysis and triage stay greedy).", ge=0.0)] = 0.7
     prompts: Annotated[dict[str, str], _doc(

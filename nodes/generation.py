@@ -16,10 +16,8 @@ from evaluator.extract import extract_candidate
 from nodes.context import Context, settings
 from nodes.model.llm import shared_model
 from nodes.prompt_files import build_messages, fragment, load_template, render
-from nodes.region_generation import generate_regions
 from nodes.select import best_of
 from nodes.state import SampleInput, State, event
-from regions.model import RegionError
 
 SOLUTION_CHARS = 3000  # one retrieved solution shown in a prompt, at most
 OMITTED = fragment("generate/omitted")
@@ -54,19 +52,13 @@ def _history(state: State) -> list[dict[str, Any]]:
 
 
 def generate(inp: SampleInput, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask the shared model for one candidate; extraction happens here so the state carries the code.
+    """Ask the shared model for one whole program; extraction happens here so the state carries the code.
 
-    In region mode (Context.format) the candidate is written region by region (nodes.region_generation);
-    a task that cannot be done that way gets a whole program, and the trace event says why."""
+    Region mode's writer sends a task it cannot do here, with the reason in `fallback` (the trace says it)."""
     ctx = settings(runtime)
     round_, sample = inp.get("round", 0), inp["sample"]
     seed = sample_seed(ctx, inp["task"]["name"], round_, sample)
-    fallback = None
-    if ctx.format == "regions":
-        try:
-            return generate_regions(inp, ctx, seed)
-        except RegionError as exc:
-            fallback = f"region mode unavailable, a whole program instead: {exc}"
+    fallback = inp.get("fallback")
     messages = generation_messages(inp, ctx)
     reply = shared_model().chat(messages, max_tokens=ctx.max_tokens, temperature=ctx.temperature, seed=seed)
     code = extract_candidate(reply.text)

@@ -1,195 +1,292 @@
-"""Region generation: in region mode one candidate is the framework's program around the kernels the model
-writes, one per region the ambition offers.
+"""Region generation: the steps of the generate subgraph in region mode, one candidate per sample.
 
-The framework traces the task, cuts it into regions, offers some by ambition and renders each contract;
-the model writes only kernel bodies (nodes.region_writer: local lint + NVRTC, repairs sampled with
-temperature). Sample 0 is greedy and the others sample cooler than whole programs (greedy scored best in
-the probe). From the second round on, each region follows its route from triage (nodes.region_triage):
-kept where the GPU host found it right, repaired from what the GPU said where it was wrong, and, once the
-whole candidate is strictly correct, its costliest region rewritten for speed ("fast second"). The
-program is the evaluator's region kind (regions.export with NVRTC), and the job line carries
-the regions so each kernel is also judged alone.
+The framework offers regions by ambition and writes everything but each kernel's body (regions.offering,
+regions.assemble); the model writes bodies. The steps, each a node Studio draws and traces:
+- offer: the regions this sample writes, each one's route from triage (nodes.region_triage) and the
+  sampling temperature (sample 0 greedy, the others cooler than whole programs: greedy scored best in the
+  probe); a task region mode cannot do goes to the whole-program writer instead;
+- prepare: the framework gives every body it can without the model (kept where the GPU found it right,
+  moved unchanged to a new launch shape, renamed from a twin) and stops at the next region the model must
+  write;
+- shape: the fast second's launch-shape choice (nodes.shape_choice);
+- write: the model's first answer for the region; check: the local checks (lint + NVRTC, no GPU);
+  repair: a sampled repair of a failed answer with the error line, up to REPAIRS times;
+- assemble: the program and job-line markers (regions.assemble), the candidate and its trace event.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import Any
+from typing import Any, Literal
 
-from evaluator.problem import problem_from_dict
-from nodes.context import Context
+from langgraph.runtime import Runtime
+
+from nodes.context import Context, settings
+from nodes.generation import sample_seed
+from nodes.model.llm import Completion, shared_model
 from nodes.prompt_files import fragment
-from nodes.region_writer import RegionAttempt, write_region
-from nodes.shape_choice import ShapeChoice, choose_shape
-from nodes.state import SampleInput, event
-from regions.check import check
+from nodes.region_writer import RegionAttempt, answer, opening_messages, record, repair_messages
+from nodes.shape_choice import choose_shape
+from nodes.state import Candidate, Generated, RegionDraft, event
+from regions.assemble import Written, assemble, chosen_launch, launch_for, moved_unchanged, twin_copy, twin_id
+from regions.check import check, extract_body
 from regions.contract import Contract
-from regions.export import Written, export_program, region_markers
 from regions.model import Region, RegionError
-from regions.offering import choose, contracted, cut
+from regions.offering import offered
 from regions.partition import costliest
-from regions.shapes import FIRST, moves_unchanged, shaped, shapes_for
-from regions.shares import profile_shares
-from regions.trace import trace_problem
-from regions.twins import rename_body, twin_key
+from regions.shapes import shaped, shapes_for
 
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5
+REPAIRS = 2  # local repair rounds after a region's first answer
 
 
-@functools.lru_cache(maxsize=16)
-def _contracted(source: str, ambition: str) -> tuple[list[Region], list[tuple[Region, Contract]], list[str]]:
-    """The cut, the regions a contract fits with theirs, why the others have none (cached: read only)."""
-    problem = problem_from_dict({"name": "task", "level": 0, "problem_id": 0, "source": source})
-    regions = cut(trace_problem(problem), ambition)
-    fit, unfit = contracted(regions)
-    return regions, fit, unfit
-
-
-def offered(
-    source: str, ambition: str, profile: dict[str, Any] | None = None
-) -> tuple[list[tuple[Region, Contract]], dict[str, float]]:
-    """The regions the ambition offers in this problem with their contracts, and each region's share of
-    the reference's measured time where `profile` has rows (the costliest region is then the measured
-    one); RegionError says why none. A region no contract fits yet is left to PyTorch like a kept one:
-    the others are still offered (regions.offering)."""
-    regions, fit, unfit = _contracted(source, ambition)
-    shares = profile_shares(regions, (profile or {}).get("rows") or [])  # kept ops claim their rows too
-    chosen = choose(fit, ambition, shares)
-    if not chosen:
-        why = f": {'; '.join(unfit)}" if unfit else ""
-        raise RegionError(f"no region is offered at ambition {ambition}{why}")
-    return chosen, shares
-
-
-def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any]:
-    """One region candidate for this sample; RegionError when the task cannot be done in region mode (the
-    caller writes a whole program instead)."""
+def offer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The regions this sample writes and how; `fallback` says why region mode cannot do the task."""
+    ctx = settings(runtime)
     if ctx.backend != "cuda":
-        raise RegionError("region kernels need CUDA; the cpu backend judges whole C++ programs")
-    task, round_, sample = inp["task"], inp.get("round", 0), inp["sample"]
-    profile = inp.get("profile") or {}
-    parts, shares = offered(task["source"], ctx.ambition, profile)
-    notes = _planned(inp.get("plan"))
-    if notes:  # the agent's analysis chose among the offered regions
-        parts = [(region, contract) for region, contract in parts if region.id in notes] or parts
-    routes = _routes(inp.get("feedback"), inp.get("last"))
-    # Greedy once: a later round's greedy answer to the same prompt would only repeat it.
-    temperature = 0.0 if (sample, round_) == (0, 0) else min(ctx.temperature, SAMPLE_TEMPERATURE)
-    written: list[Written] = []
-    attempts: dict[str, RegionAttempt] = {}
-    twins: dict[tuple[str, str, str], tuple[str, list[str], str]] = {}  # written once, renamed for twins
-    reused: dict[str, str] = {}  # region id -> the twin whose body it took
-    shaped: dict[str, str] = {}  # region id -> the launch shape it runs on, where not the first contract's
-    choices: dict[str, ShapeChoice] = {}  # region id -> the shape the model chose for it this round
-    shapes_before = (inp.get("last") or {}).get("shapes")
-    for k, (region, first) in enumerate(parts):
-        route, text, before = routes.get(region.id, ("fresh", "", None))
-        contract, moved, choice = _shape(
-            region, first, route, text, before, shapes_before, ctx, seed + 100 * k
-        )
-        if choice is not None:
-            choices[region.id] = choice
-        if moved:
-            shaped[region.id] = moved
-        new = bool(moved) and (shapes_before or {}).get(region.id) != moved
-        if new and moves_unchanged(before or "") and check(contract, before or "").ok:
-            # the fast second's move: the correct body, unchanged, on the shape the model chose
-            written.append(Written(region, contract, before))
-            continue
-        if route == "keep":  # right on the GPU last round: kept as it was
-            written.append(Written(region, contract, before))
-            continue
-        key, names = twin_key(region)
-        twin = (key, route, rename_body(before or "", names, [f"@{i}" for i in range(len(names))]))
-        if twin in twins and route != "optimise":
-            source_id, source_names, body = twins[twin]
-            copy = check(contract, rename_body(body, source_names, names))
-            if copy.ok:
-                written.append(Written(region, contract, copy.body))
-                reused[region.id] = source_id
-                continue
-        attempt = write_region(
-            contract,
-            temperature=temperature,
-            seed=seed + 100 * k,
-            ambition=ctx.ambition,
-            prompts=ctx.prompts,
-            previous=(before or "", text) if route in ("compile", "values", "fault") else None,
-            optimise=(before, text) if route == "optimise" else None,
-            context=_context(
-                shares.get(region.id),
-                profile.get("device"),
-                notes.get(region.id, ""),
-                [e["text"] for e in inp.get("examples") or [] if e.get("region") == region.id],
-            ),
-        )
-        attempts[region.id] = attempt
-        # A rewrite that fails the local checks is not worth a GPU run: the correct body stands, on the
-        # contract it was correct on.
-        if route == "optimise" and not attempt.ok:
-            if new:  # moved this round: the rewrite for the chosen shape failed
-                contract = first
-                shaped.pop(region.id)
-            written.append(Written(region, contract, before))
+        reason = "region kernels need CUDA; the cpu backend judges whole C++ programs"
+        return {"fallback": f"region mode unavailable, a whole program instead: {reason}"}
+    try:
+        parts, _ = _parts(state, ctx)
+    except RegionError as exc:
+        return {"fallback": f"region mode unavailable, a whole program instead: {exc}"}
+    round_, sample = state.get("round", 0), state["sample"]
+    return {
+        "seed": sample_seed(ctx, state["task"]["name"], round_, sample),
+        # Greedy once: a later round's greedy answer to the same prompt would only repeat it.
+        "temperature": 0.0 if (sample, round_) == (0, 0) else min(ctx.temperature, SAMPLE_TEMPERATURE),
+        "order": [region.id for region, _ in parts],
+        "at": 0,
+        "routes": _routes(state.get("feedback"), state.get("last")),
+        "current": None,
+        "written": {},
+        "twins": {},
+        "reused": {},
+        "shaped": {},
+        "choices": {},
+        "attempts": {},
+        "last_messages": None,
+    }
+
+
+def after_offer(state: RegionDraft) -> Literal["prepare", "program"]:
+    return "program" if state.get("fallback") else "prepare"
+
+
+def prepare(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Give each region, in order, the body the framework can give without the model; stop at the first
+    region the model must write (or choose a launch shape for), or after the last."""
+    ctx = settings(runtime)
+    parts = dict(_by_id(state, ctx))
+    before_shapes = ((state.get("last") or {}).get("shapes")) or {}
+    written, shaped_now = dict(state["written"]), dict(state["shaped"])
+    reused = dict(state["reused"])
+    at, current = state["at"], state.get("current")
+    while at < len(state["order"]):
+        rid = state["order"][at]
+        region, first = parts[rid]
+        route, _, before = _route(state, rid)
+        if current and current["id"] == rid and "shape" in current:  # the model chose its launch
+            shape = current["shape"]
         else:
-            written.append(Written(region, contract, attempt.body))
-        if attempt.ok:
-            twins.setdefault(twin, (region.id, names, attempt.body))
-    problem = problem_from_dict(task)
-    code = export_program(problem, written, "nvrtc")
+            launch = launch_for(region, first, route, before_shapes.get(rid, ""))
+            if launch is None:
+                return _stop(written, shaped_now, reused, at, {"id": rid})  # the model chooses first
+            shape = launch[1]
+        contract = _contract(region, first, shape)
+        if shape:
+            shaped_now[rid] = shape
+        new = bool(shape) and before_shapes.get(rid) != shape
+        if (new and moved_unchanged(contract, before)) or route == "keep":
+            # the fast second's move (the correct body, unchanged, on the chosen shape), or kept as it was
+            written[rid] = {"body": before or "", "shape": shape}
+            at, current = at + 1, None
+            continue
+        twin, names = twin_id(region, route, before)
+        if twin in state["twins"] and route != "optimise":
+            copy = twin_copy(contract, names, state["twins"][twin])
+            if copy is not None:
+                written[rid] = {"body": copy, "shape": shape}
+                reused[rid] = state["twins"][twin]["region"]
+                at, current = at + 1, None
+                continue
+        current = {"id": rid, "shape": shape, "new": new, "twin": twin, "names": names}
+        return _stop(written, shaped_now, reused, at, current)
+    return _stop(written, shaped_now, reused, at, None)
+
+
+def after_prepare(state: RegionDraft) -> Literal["shape", "write", "assemble"]:
+    current = state.get("current")
+    if current is None:
+        return "assemble"
+    return "write" if "twin" in current else "shape"
+
+
+def shape(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The fast second: the model chooses how the region is launched, from the shapes that fit it."""
+    ctx = settings(runtime)
+    rid = state["current"]["id"]
+    region, first = dict(_by_id(state, ctx))[rid]
+    _, timing, before = _route(state, rid)
+    choice = choose_shape(
+        region,
+        before or "",
+        timing,
+        [s for s, _ in shapes_for(region)],
+        prompts=ctx.prompts,
+        ambition=ctx.ambition,
+        seed=state["seed"] + 100 * state["order"].index(rid),
+    )
+    chosen = chosen_launch(region, first, choice.shape)[1]
+    record_ = {
+        "shape": choice.shape,
+        "why": choice.why,
+        "valid": choice.valid,
+        "prompt_tokens": choice.prompt_tokens,
+        "completion_tokens": choice.completion_tokens,
+        "seconds": choice.seconds,
+        "messages": choice.messages,
+    }
+    return {"current": {"id": rid, "shape": chosen}, "choices": {**state["choices"], rid: record_}}
+
+
+def write(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The model's first answer for the current region: a body, a repair of what the GPU found wrong, or
+    a faster rewrite of a correct body."""
+    ctx = settings(runtime)
+    rid = state["current"]["id"]
+    region, first = dict(_by_id(state, ctx))[rid]
+    route, text, before = _route(state, rid)
+    messages = opening_messages(
+        _contract(region, first, state["current"]["shape"]),
+        ambition=ctx.ambition,
+        prompts=ctx.prompts,
+        previous=(before or "", text) if route in ("compile", "values", "fault") else None,
+        optimise=(before, text) if route == "optimise" else None,
+        context=_context(state, ctx, region),
+    )
+    return _ask(state, messages, repairing=route in ("compile", "values", "fault", "optimise"))
+
+
+def check_answer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The local checks of the latest answer (lint + NVRTC, no GPU); the region is done once it passes or
+    its repairs are spent."""
+    ctx = settings(runtime)
+    current = state["current"]
+    rid = current["id"]
+    region, first = dict(_by_id(state, ctx))[rid]
+    contract = _contract(region, first, current["shape"])
+    known = state["attempts"].get(rid)
+    attempt = RegionAttempt(**known) if known else RegionAttempt("", "", ok=False, errors="", rounds=0)
+    reply = Completion(**current["reply"])
+    record(attempt, reply, check(contract, extract_body(reply.text, contract)))
+    attempts = {**state["attempts"], rid: attempt.to_dict()}
+    if not attempt.ok and attempt.rounds <= REPAIRS:
+        return {"attempts": attempts}
+    route, _, before = _route(state, rid)
+    shape_, shaped_now = current["shape"], dict(state["shaped"])
+    body = attempt.body
+    if route == "optimise" and not attempt.ok:
+        # A rewrite that fails the local checks is not worth a GPU run: the correct body stands, on the
+        # contract it was correct on (its first, where it moved this round).
+        body = before or ""
+        if current["new"]:
+            shape_ = ""
+            shaped_now.pop(rid, None)
+    twins = state["twins"]
+    if attempt.ok and current["twin"] not in twins:
+        twins = {**twins, current["twin"]: {"region": rid, "names": current["names"], "body": attempt.body}}
+    return {
+        "attempts": attempts,
+        "written": {**state["written"], rid: {"body": body, "shape": shape_}},
+        "shaped": shaped_now,
+        "twins": twins,
+        "at": state["at"] + 1,
+        "current": None,
+    }
+
+
+def after_check(state: RegionDraft) -> Literal["repair", "prepare"]:
+    return "prepare" if state.get("current") is None else "repair"
+
+
+def repair(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
+    """A repair of the failed answer, shown its error line and a caret, sampled with temperature."""
+    ctx = settings(runtime)
+    rid = state["current"]["id"]
+    region, first = dict(_by_id(state, ctx))[rid]
+    attempt = state["attempts"][rid]
+    messages = repair_messages(
+        _contract(region, first, state["current"]["shape"]),
+        attempt["body"] or "(nothing)",
+        attempt["errors"],
+        ambition=ctx.ambition,
+        prompts=ctx.prompts,
+        context=_context(state, ctx, region),
+    )
+    return _ask(state, messages, repairing=True)
+
+
+def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generated:
+    """The candidate: the framework's program around the written bodies, and the trace event."""
+    ctx = settings(runtime)
+    parts = _by_id(state, ctx)
+    by_id = dict(parts)
+    written = []
+    for rid in state["order"]:
+        (region, first), done = by_id[rid], state["written"][rid]
+        written.append(Written(region, _contract(region, first, done["shape"]), done["body"]))
+    attempts = {rid: RegionAttempt(**a) for rid, a in state["attempts"].items()}
+    choices = state["choices"]
+    round_, sample = state.get("round", 0), state["sample"]
     answers = "\n\n".join(f"// region {rid}\n{a.history[-1]['answer']}" for rid, a in attempts.items())
-    candidate = {
+    _, shares = _parts(state, ctx)
+    candidate: Candidate = {
         "id": f"r{round_}s{sample}",
         "round": round_,
         "sample": sample,
         "format": "regions",
         "completion": answers,
-        "code": code,
-        "regions": region_markers(written),
-        "bodies": {w.region.id: w.body for w in written},
-        "region_ops": {w.region.id: list(dict.fromkeys(s.target for s in w.region.steps)) for w in written},
-        "costliest": costliest([region for region, _ in parts], shares).id,
-        "shapes": shaped,
+        **assemble(state["task"], written),
+        "costliest": costliest([region for region, _ in by_id.values()], shares).id,
+        "shapes": state["shaped"],
         "local_ok": all(a.ok for a in attempts.values()),
-        "shape_choices": {
-            rid: {"shape": c.shape, "why": c.why, "valid": c.valid} for rid, c in choices.items()
-        },
+        "shape_choices": {rid: {k: c[k] for k in ("shape", "why", "valid")} for rid, c in choices.items()},
         "prompt_tokens": sum(a.prompt_tokens for a in attempts.values())
-        + sum(c.prompt_tokens for c in choices.values()),
+        + sum(c["prompt_tokens"] for c in choices.values()),
         "completion_tokens": sum(a.completion_tokens for a in attempts.values())
-        + sum(c.completion_tokens for c in choices.values()),
+        + sum(c["completion_tokens"] for c in choices.values()),
         "seconds": round(
-            sum(a.seconds for a in attempts.values()) + sum(c.seconds for c in choices.values()), 3
+            sum(a.seconds for a in attempts.values()) + sum(c["seconds"] for c in choices.values()), 3
         ),
     }
-    last_prompt = next((a.messages[-1] for a in reversed(attempts.values()) if a.messages), None)
-    last_prompt = last_prompt or next((c.messages for c in choices.values() if c.messages), None)
+    messages = state.get("last_messages")
+    messages = messages or next((c["messages"] for c in choices.values() if c["messages"]), None)
     trace = event(
         "generate",
         round_,
         sample=sample,
         seconds=candidate["seconds"],
-        messages=last_prompt,
+        messages=messages,
         completion=answers,
         prompt_tokens=candidate["prompt_tokens"],
         completion_tokens=candidate["completion_tokens"],
         inputs={
             "format": "regions",
-            "seed": seed,
-            "temperature": temperature,
+            "seed": state["seed"],
+            "temperature": state["temperature"],
             "regions": [w.region.id for w in written],
-            "routes": {rid: r[0] for rid, r in routes.items()},
+            "routes": {rid: r[0] for rid, r in state["routes"].items()},
             "profile_shares": {rid: round(v, 4) for rid, v in shares.items()} or None,
         },
         outputs={
             "local_ok": candidate["local_ok"],
             "answers": {rid: a.rounds for rid, a in attempts.items()},
             "kept": sorted(
-                w.region.id for w in written if w.region.id not in attempts and w.region.id not in reused
+                rid for rid in state["order"] if rid not in attempts and rid not in state["reused"]
             ),
-            "twins": reused,
-            "shapes": shaped,
+            "twins": state["reused"],
+            "shapes": state["shaped"],
             "shape_choices": candidate["shape_choices"],
             "errors": {rid: a.errors for rid, a in attempts.items() if not a.ok},
         },
@@ -197,65 +294,72 @@ def generate_regions(inp: SampleInput, ctx: Context, seed: int) -> dict[str, Any
     return {"pending": [candidate], "events": [trace]}
 
 
-def _shape(
-    region: Region,
-    first: Contract,
-    route: str,
-    timing: str,
-    before: str | None,
-    shapes: dict[str, str] | None,
-    ctx: Context,
-    seed: int,
-) -> tuple[Contract, str, ShapeChoice | None]:
-    """The contract a region is written against this round, the launch shape it runs on ("" for its
-    first contract's) and, where the model was asked this round, its choice.
-
-    When the fast second picks a region still on its first contract, the model chooses among the launch
-    shapes that fit the region (nodes.shape_choice; the framework writes each shape's launch code). A
-    correct body that reads only through the accessors moves to the chosen shape unchanged, with no
-    rewrite; otherwise the model rewrites its lines for the chosen shape. "first" keeps the launch and
-    asks for faster lines. Once moved, the region stays on its shape while it is right or being made
-    faster (later rewrites target that shape); if the GPU finds it wrong there, it is repaired on its
-    first contract. Select keeps a move only if it is strictly correct and faster."""
-    on = (shapes or {}).get(region.id, "")
-    if on and route in ("keep", "optimise"):
-        try:
-            return shaped(region, on), on, None
-        except RegionError:
-            return first, "", None
-    if on or route != "optimise":
-        return first, "", None
-    menu = shapes_for(region)
-    if not menu:
-        return first, "", None
-    choice = choose_shape(
-        region,
-        before or "",
-        timing,
-        [shape for shape, _ in menu],
-        prompts=ctx.prompts,
-        ambition=ctx.ambition,
-        seed=seed,
+def _ask(state: RegionDraft, messages: list[dict[str, str]], *, repairing: bool) -> dict[str, Any]:
+    """One model answer for the current region, kept for its local check."""
+    current = state["current"]
+    rid = current["id"]
+    rounds = (state["attempts"].get(rid) or {}).get("rounds", 0)
+    reply = answer(
+        shared_model(),
+        messages,
+        temperature=state["temperature"],
+        seed=state["seed"] + 100 * state["order"].index(rid),
+        round_=rounds,
+        repairing=repairing or rounds > 0,
     )
-    if choice.shape == FIRST:
-        return first, "", choice
-    contract = next(c for shape, c in menu if shape.name == choice.shape)
-    return contract, choice.shape, choice
+    kept = {k: getattr(reply, k) for k in ("text", "prompt_tokens", "completion_tokens", "seconds")}
+    return {"current": {**current, "reply": kept}, "last_messages": messages}
+
+
+def _stop(
+    written: dict[str, dict[str, str]],
+    shaped_now: dict[str, str],
+    reused: dict[str, str],
+    at: int,
+    current: dict[str, Any] | None,
+) -> dict[str, Any]:
+    return {"written": written, "shaped": shaped_now, "reused": reused, "at": at, "current": current}
+
+
+def _parts(state: RegionDraft, ctx: Context) -> tuple[list[tuple[Region, Contract]], dict[str, float]]:
+    """The offered regions with their first contracts (narrowed to the agent's plan where it chose among
+    them), and each region's measured share of the reference's time where profiled."""
+    parts, shares = offered(state["task"]["source"], ctx.ambition, state.get("profile") or {})
+    notes = _planned(state.get("plan"))
+    if notes:
+        parts = [(region, contract) for region, contract in parts if region.id in notes] or parts
+    return parts, shares
+
+
+def _by_id(state: RegionDraft, ctx: Context) -> list[tuple[str, tuple[Region, Contract]]]:
+    return [(region.id, (region, contract)) for region, contract in _parts(state, ctx)[0]]
+
+
+def _contract(region: Region, first: Contract, shape_: str) -> Contract:
+    """The region's contract on its launch shape ("" for its first contract)."""
+    return shaped(region, shape_) if shape_ else first
+
+
+def _route(state: RegionDraft, rid: str) -> tuple[str, str, str | None]:
+    route, text, before = state["routes"].get(rid, ("fresh", "", None))
+    return route, text, before
 
 
 def _planned(plan: dict[str, Any] | None) -> dict[str, str]:
-    """Region id -> its plan line, from a region-mode analysis (nothing from a program plan or none)."""
-    if not plan or plan.get("format") != "regions":
-        return {}
-    return {str(p["id"]): str(p.get("plan") or "") for p in plan.get("regions") or []}
+    """Region id -> its plan line, from a region analysis (nothing from a program plan or none)."""
+    return {str(p["id"]): str(p.get("plan") or "") for p in (plan or {}).get("regions") or []}
 
 
-def _context(share: float | None, device: str | None, plan: str, examples: list[str]) -> str:
+def _context(state: RegionDraft, ctx: Context, region: Region) -> str:
     """What the prompt carries under the region's facts: its measured weight (profiling_guided's profile),
     the analysis's plan line and kernel-only examples of its kind (the agent); nothing without them."""
+    profile = state.get("profile") or {}
+    share = _parts(state, ctx)[1].get(region.id)
+    plan = _planned(state.get("plan")).get(region.id, "")
+    examples = [e["text"] for e in state.get("examples") or [] if e.get("region") == region.id]
     parts = []
     if share is not None:
-        values = {"percent": f"{100 * share:.0f}", "device": device or "the profiled device"}
+        values = {"percent": f"{100 * share:.0f}", "device": profile.get("device") or "the profiled device"}
         parts.append(fragment("region/share", values))
     if plan:
         parts.append(fragment("region/plan", {"plan": plan}))
@@ -263,14 +367,14 @@ def _context(share: float | None, device: str | None, plan: str, examples: list[
     return "\n\n".join(parts)
 
 
-def _routes(feedback: dict[str, Any] | None, last: dict[str, Any] | None) -> dict[str, tuple[str, str, Any]]:
-    """Region id -> (route, what triage said, its body last round), from the region triage of the last
+def _routes(feedback: dict[str, Any] | None, last: dict[str, Any] | None) -> dict[str, list[Any]]:
+    """Region id -> [route, what triage said, its body last round], from the region triage of the last
     candidate (nodes.region_triage); nothing in the first round or after a whole-program candidate."""
-    if not feedback or feedback.get("source") != "regions" or not last or last.get("format") != "regions":
+    if not feedback or feedback.get("source") != "regions" or not last or "bodies" not in last:
         return {}
-    bodies = last.get("bodies") or {}
+    bodies = last["bodies"]
     return {
-        rid: (r["route"], r.get("text", ""), bodies[rid])
+        rid: [r["route"], r.get("text", ""), bodies[rid]]
         for rid, r in (feedback.get("regions") or {}).items()
         if rid in bodies
     }

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from nodes.model.llm import ChatBackend, shared_model
+from nodes.model.llm import ChatBackend, Completion, shared_model
 from nodes.prompt_files import build_messages
 from regions.check import Checked, check, extract_body
 from regions.contract import Contract
@@ -42,6 +42,63 @@ class RegionAttempt:
         return data
 
 
+def opening_messages(
+    contract: Contract,
+    *,
+    ambition: str = "moderate",
+    prompts: dict[str, str] | None = None,
+    previous: tuple[str, str] | None = None,
+    optimise: tuple[str, str] | None = None,
+    context: str = "",
+) -> list[dict[str, str]]:
+    """The first prompt for a region: write its body; repair `previous` (an earlier body, what the GPU host
+    said of it); or make `optimise` (a body the GPU host found strictly correct, its measured time) faster
+    under the same contract ("fast second"). `context` goes under the facts."""
+    if optimise is not None:
+        values = {"facts": contract.facts, "context": context, "body": optimise[0], "timing": optimise[1]}
+        return build_messages("region_optimise", ambition, "cuda", prompts, values)
+    if previous is None:
+        values = {"facts": contract.facts, "context": context}
+        return build_messages("region", ambition, "cuda", prompts, values)
+    return repair_messages(
+        contract, previous[0] or "(nothing)", previous[1], ambition=ambition, prompts=prompts, context=context
+    )
+
+
+def repair_messages(
+    contract: Contract,
+    body: str,
+    errors: str,
+    *,
+    ambition: str = "moderate",
+    prompts: dict[str, str] | None = None,
+    context: str = "",
+) -> list[dict[str, str]]:
+    """A repair prompt: the body so far and what was wrong with it (a local check's or the GPU's words)."""
+    values = {"facts": contract.facts, "context": context, "body": body, "errors": errors}
+    return build_messages("region_repair", ambition, "cuda", prompts, values)
+
+
+def answer(
+    model: ChatBackend,
+    messages: list[dict[str, str]],
+    *,
+    temperature: float,
+    seed: int | None,
+    round_: int,
+    repairing: bool,
+    max_tokens: int = 768,
+) -> Completion:
+    """One answer of a writing round: repairs sample at REPAIR_TEMPERATURE at least (greedy repairs repeat
+    their error); each round has its own seed."""
+    return model.chat(
+        messages,
+        max_tokens=max_tokens,
+        temperature=max(temperature, REPAIR_TEMPERATURE) if repairing else temperature,
+        seed=None if seed is None else seed + 1000 * round_,
+    )
+
+
 def write_region(
     contract: Contract,
     *,
@@ -58,59 +115,38 @@ def write_region(
 ) -> RegionAttempt:
     """Ask for a body, check it locally, repair up to `repairs` times; the last answer is the result.
 
-    `previous` is (an earlier body, what the GPU host said of it): the first answer is then already a
-    repair of that body, sampled like every repair. `optimise` is (a body the GPU host found strictly
-    correct, its measured time): the first answer is a faster rewrite of it under the same contract ("fast
-    second"), sampled too. `context` goes under the facts (e.g. the region's share of the reference's
-    measured time)."""
+    The same steps the graph's region writer draws as nodes (write, check, repair), in one loop for callers
+    outside a graph (the region benchmark)."""
     model = model or shared_model()
-    if optimise is not None:
-        values = {"facts": contract.facts, "context": context, "body": optimise[0], "timing": optimise[1]}
-        messages = build_messages("region_optimise", ambition, "cuda", prompts, values)
-    elif previous is None:
-        messages = build_messages(
-            "region", ambition, "cuda", prompts, {"facts": contract.facts, "context": context}
-        )
-    else:
-        values = {
-            "facts": contract.facts,
-            "context": context,
-            "body": previous[0] or "(nothing)",
-            "errors": previous[1],
-        }
-        messages = build_messages("region_repair", ambition, "cuda", prompts, values)
+    messages = opening_messages(
+        contract, ambition=ambition, prompts=prompts, previous=previous, optimise=optimise, context=context
+    )
     attempt = RegionAttempt(body="", source="", ok=False, errors="", rounds=0)
     for round_ in range(repairs + 1):
         repairing = round_ > 0 or previous is not None or optimise is not None
-        reply = model.chat(
+        reply = answer(
+            model,
             messages,
+            temperature=temperature,
+            seed=seed,
+            round_=round_,
+            repairing=repairing,
             max_tokens=max_tokens,
-            temperature=max(temperature, REPAIR_TEMPERATURE) if repairing else temperature,
-            seed=None if seed is None else seed + 1000 * round_,
         )
         result = check(contract, extract_body(reply.text, contract))
-        _record(attempt, reply.text, result, reply.prompt_tokens, reply.completion_tokens, reply.seconds)
+        record(attempt, reply, result)
         attempt.messages.append(messages)
         if result.ok:
             break
-        values = {
-            "facts": contract.facts,
-            "context": context,
-            "body": result.body or "(nothing)",
-            "errors": result.errors,
-        }
-        messages = build_messages("region_repair", ambition, "cuda", prompts, values)
+        body = result.body or "(nothing)"
+        messages = repair_messages(
+            contract, body, result.errors, ambition=ambition, prompts=prompts, context=context
+        )
     return attempt
 
 
-def _record(
-    attempt: RegionAttempt,
-    text: str,
-    result: Checked,
-    prompt_tokens: int,
-    completion_tokens: int,
-    seconds: float,
-) -> None:
+def record(attempt: RegionAttempt, reply: Completion, result: Checked) -> None:
+    """One answer and its local check, added to the attempt (the last answer is the attempt's result)."""
     attempt.rounds += 1
     attempt.body, attempt.source, attempt.ok, attempt.errors = (
         result.body,
@@ -118,7 +154,9 @@ def _record(
         result.ok,
         result.errors,
     )
-    attempt.prompt_tokens += prompt_tokens
-    attempt.completion_tokens += completion_tokens
-    attempt.seconds += seconds
-    attempt.history.append({"answer": text, "ok": result.ok, "errors": result.errors, "lint": result.lint})
+    attempt.prompt_tokens += reply.prompt_tokens
+    attempt.completion_tokens += reply.completion_tokens
+    attempt.seconds += reply.seconds
+    attempt.history.append(
+        {"answer": reply.text, "ok": result.ok, "errors": result.errors, "lint": result.lint}
+    )

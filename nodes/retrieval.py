@@ -11,8 +11,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import Context, settings
-from nodes.region_generation import offered
 from nodes.state import State, event
+from regions.offering import offered
 from regions.skeleton import c_names
 from retrieval_corpus.region_examples import from_hit
 from tools.retriever import search_examples
@@ -34,8 +34,6 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Top-k examples; a category filter first, widened to the whole corpus when it finds too few."""
     ctx = settings(runtime)
     started = time.perf_counter()
-    if (state.get("plan") or {}).get("format") == "regions":
-        return _retrieve_regions(state, ctx, started)
     query, category = plan_query(state)
     found = search_examples(query, ctx.retrieval_k, category) if category else []
     if len(found) < ctx.retrieval_k:
@@ -52,9 +50,14 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {"examples": examples, "events": [trace]}
 
 
-def _retrieve_regions(state: State, ctx: Context, started: float) -> dict[str, Any]:
+def retrieve_regions(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Up to retrieval_k region examples for each planned region: the search ranks the corpus by the
-    region's PyTorch lines, and only examples of the region's kind (map, reduce, contraction) are kept."""
+    region's PyTorch lines, and only examples of the region's kind (map, reduce, contraction) are kept. A
+    program plan (region mode fell back) gets the whole-program examples."""
+    if not (state.get("plan") or {}).get("regions"):
+        return retrieve(state, runtime)
+    ctx = settings(runtime)
+    started = time.perf_counter()
     planned = {p["id"] for p in state["plan"]["regions"]}
     parts, _ = offered(state["task"]["source"], ctx.ambition, state.get("profile"))
     examples: list[dict[str, Any]] = []

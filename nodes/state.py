@@ -9,17 +9,8 @@ Nothing else is taken; every other key starts empty.
 
 Output keys (all strategies):
 
-``candidates`` (list, append-only): every evaluated candidate, in evaluation order::
-
-    {"id": "r0s1",             # round and sample, unique within one graph run
-     "round": int,             # 0-based refinement round
-     "sample": int,            # 0-based index among the round's n samples
-     "completion": str,        # the model's full answer
-     "code": str | None,       # the extracted candidate source (None: no code block)
-     "prompt_tokens": int, "completion_tokens": int,
-     "seconds": float,         # generation wall time
-     "verdict": dict}          # an evaluator.verdict.Verdict (verdict, correct_kernelbench,
-                               # correct_strict, compiled, speedup_eager, speedup_compile, log_tail, ...)
+``candidates`` (list, append-only): every evaluated candidate, in evaluation order; ``Candidate`` below
+documents every key (a whole program has the common keys, a region candidate the region keys too).
 
 ``best``: the best candidate dict (same shape) or None when nothing was evaluated: correct first
 (``correct_strict``, then ``correct_kernelbench``), then ``speedup_eager``, then how far it got
@@ -97,12 +88,35 @@ class State(TypedDict, total=False):
     examples: list[dict[str, Any]]
     round: int
     replans: int
-    pending: Annotated[list[dict[str, Any]], extend_or_reset]
-    candidates: Annotated[list[dict[str, Any]], operator.add]
+    pending: Annotated[list[Candidate], extend_or_reset]
+    candidates: Annotated[list[Candidate], operator.add]
     feedback: dict[str, Any] | None
     route: str
     best: dict[str, Any] | None
     events: Annotated[list[dict[str, Any]], operator.add]
+
+
+class Candidate(TypedDict, total=False):
+    """One candidate as generation writes it and evaluation judges it (plain JSON values)."""
+
+    id: str  # "r<round>s<sample>", unique within one graph run
+    round: int  # 0-based refinement round
+    sample: int  # 0-based index among the round's n samples
+    completion: str  # the model's full answer (region mode: each region's last answer, headed by its id)
+    code: str | None  # the extracted or assembled program (None: no code block)
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float  # generation wall time (region mode: the model's time over every call)
+    verdict: dict[str, Any]  # an evaluator.verdict.Verdict, added by evaluation
+    # region candidates only (regions.assemble writes the first four):
+    format: str  # "regions"
+    regions: list[dict[str, Any]]  # job-line markers: each kernel is also judged alone on the GPU host
+    bodies: dict[str, str]  # region id -> the kernel body in the program
+    region_ops: dict[str, list[str]]  # region id -> its ops, for the GPU's wrong-value feedback
+    costliest: str  # the region the fast second makes faster (by measured share, else estimated cost)
+    shapes: dict[str, str]  # region id -> the launch shape it runs on, where not its first contract's
+    local_ok: bool  # every body the model wrote this round passed the local checks
+    shape_choices: dict[str, dict[str, Any]]  # region id -> {shape, why, valid}: the model's launch choice
 
 
 class SampleInput(TypedDict, total=False):
@@ -114,9 +128,39 @@ class SampleInput(TypedDict, total=False):
     examples: list[dict[str, Any]]
     round: int
     feedback: dict[str, Any] | None
-    last: dict[str, Any] | None
-    history: list[dict[str, Any]]
+    last: Candidate | None
+    history: list[Candidate]
     sample: int
+    fallback: str  # why region mode wrote a whole program instead (the trace says it)
+
+
+class Generated(TypedDict):
+    """What one generate branch adds to the graph state: its candidate and its trace event."""
+
+    pending: list[Candidate]
+    events: list[dict[str, Any]]
+
+
+class RegionDraft(SampleInput, total=False):
+    """The region writer's working state for one sample (the generate subgraph in region mode): the
+    offered regions in graph order, the one being written, and what each got. JSON values only; regions
+    and contracts are derived again from the task (regions.offering caches them)."""
+
+    seed: int
+    temperature: float
+    order: list[str]  # offered region ids, graph order (the agent's plan may narrow them)
+    at: int  # index into order of the region being written
+    routes: dict[str, list[Any]]  # region id -> [route, what triage said, its body last round]
+    current: dict[str, Any] | None  # the region being written: id, shape, new, twin, names, answer
+    written: dict[str, dict[str, str]]  # region id -> {"body", "shape"} as it goes into the program
+    twins: dict[str, dict[str, Any]]  # twin identity -> regions.assemble.Twin
+    reused: dict[str, str]  # region id -> the twin whose body it took
+    shaped: dict[str, str]  # region id -> the launch shape it runs on, where not its first contract's
+    choices: dict[str, dict[str, Any]]  # region id -> the model's launch-shape choice this round
+    attempts: dict[str, dict[str, Any]]  # region id -> nodes.region_writer.RegionAttempt, as a dict
+    last_messages: list[dict[str, str]] | None  # the latest prompt, for the trace
+    pending: list[Candidate]
+    events: list[dict[str, Any]]
 
 
 def event(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -22,7 +23,7 @@ from langgraph.types import Send
 from evaluator.verdict import STAGE
 from nodes.context import Context, settings
 from nodes.generation import fan_out
-from nodes.model.llm import shared_model
+from nodes.model.llm import Completion, shared_model
 from nodes.prompt_files import build_messages, fragment
 from nodes.region_triage import region_routes
 from nodes.select import best_of, rank
@@ -153,32 +154,54 @@ def error_note(category: str, error: str) -> str:
 
 
 def triage(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Feedback for the next round, the agent's route (retry or replan) and the round counter."""
-    ctx = settings(runtime)
+    """Feedback for the next whole program, the agent's route (retry or replan) and the round counter."""
+    return _triaged(state, settings(runtime), _program_feedback)
+
+
+def triage_regions(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Region mode: each region's route comes off its own GPU verdict (keep, compile, values, fault, or a
+    fast second once all is right) without a model call (nodes.region_triage); a whole program written
+    where region mode fell back is triaged as one."""
+    return _triaged(state, settings(runtime), _region_feedback)
+
+
+Feedback = tuple[dict[str, Any], list[dict[str, str]] | None, Completion | None]
+
+
+def _region_feedback(state: State, ctx: Context, last: dict[str, Any], error: str) -> Feedback:
+    if "bodies" not in last:
+        return _program_feedback(state, ctx, last, error)
+    verdict = last.get("verdict") or {}
+    feedback = {"category": str(verdict.get("verdict")), "instruction": fragment("triage/regions"),
+                "source": "regions", "regions": region_routes(last)}
+    return feedback, None, None
+
+
+def _program_feedback(state: State, ctx: Context, last: dict[str, Any], error: str) -> Feedback:
+    """Naive (the raw log), a rule's instruction, or the model's worked comparison of the wrong line."""
+    verdict = last.get("verdict") or {}
+    if ctx.feedback == "naive":
+        return ({"category": str(verdict.get("verdict")), "instruction": fragment("triage/naive"),
+                 "source": "naive"}, None, None)
+    if (ruled := rule_feedback(verdict, last.get("code") or "")) is not None:
+        return {**ruled, "source": "rules"}, None, None
+    values = {"source": state["task"]["source"].strip(), "code": (last.get("code") or "").strip(),
+              "error": error}
+    messages = build_messages("triage", ctx.ambition, ctx.backend, ctx.prompts, values)
+    reply = shared_model().chat(messages, max_tokens=max(128, ctx.max_tokens // 4), temperature=0.0,
+                                seed=ctx.seed, json_schema=TRIAGE_SCHEMA)
+    return {**_parse_reply(reply.text), "category": "wrong_output", "source": "model"}, messages, reply
+
+
+def _triaged(
+    state: State, ctx: Context, feedback_for: Callable[[State, Context, dict[str, Any], str], Feedback]
+) -> dict[str, Any]:
     started = time.perf_counter()
     round_ = state.get("round", 0)
     last = best_of([c for c in state.get("candidates") or [] if c["round"] == round_]) or {}
     verdict = last.get("verdict") or {}
     error = real_error(verdict)
-    messages, reply = None, None
-    if last.get("format") == "regions":
-        # The verdict judged each region alone: its route (keep, compile, values, fault, or a fast second
-        # once all is right) comes off it without a model call (nodes.region_triage).
-        routes = region_routes(last)
-        feedback = {"category": str(verdict.get("verdict")), "instruction": fragment("triage/regions"),
-                    "source": "regions", "regions": routes}
-    elif ctx.feedback == "naive":
-        feedback = {"category": str(verdict.get("verdict")), "instruction": fragment("triage/naive"),
-                    "source": "naive"}
-    elif (ruled := rule_feedback(verdict, last.get("code") or "")) is not None:
-        feedback = {**ruled, "source": "rules"}
-    else:
-        values = {"source": state["task"]["source"].strip(), "code": (last.get("code") or "").strip(),
-                  "error": error}
-        messages = build_messages("triage", ctx.ambition, ctx.backend, ctx.prompts, values)
-        reply = shared_model().chat(messages, max_tokens=max(128, ctx.max_tokens // 4), temperature=0.0,
-                                    seed=ctx.seed, json_schema=TRIAGE_SCHEMA)
-        feedback = {**_parse_reply(reply.text), "category": "wrong_output", "source": "model"}
+    feedback, messages, reply = feedback_for(state, ctx, last, error)
     if ctx.feedback == "focused" and (note := error_note(feedback["category"], error)):
         feedback["note"] = note
     feedback["error"] = error

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
+from graph.formats import writers
 from nodes.context import Context
 from nodes.evaluation import evaluate
-from nodes.generation import fan_out, generate
+from nodes.generation import fan_out
 from nodes.profile import profile
 from nodes.select import select
 from nodes.state import Input, State
 
 
-def build() -> StateGraph:
+def build(format: str = "regions") -> StateGraph:
+    nodes = writers(format)
     graph = StateGraph(State, context_schema=Context, input_schema=Input)
     graph.add_node("profile", profile)
-    graph.add_node("generate", generate)
+    graph.add_node("generate", nodes.generate)
     graph.add_node("evaluate", evaluate)
     graph.add_node("select", select)
     graph.add_edge(START, "profile")

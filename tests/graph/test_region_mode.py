@@ -1,5 +1,6 @@
-"""Region mode (Context.format = "regions"): a scripted model writes kernel bodies, the real local checks
-(lint + NVRTC) judge them here, and a scripted evaluator answers with the region kind's verdicts."""
+"""Region mode (graphs built in the "regions" format, the default): a scripted model writes kernel bodies,
+the real local checks (lint + NVRTC) judge them here, and a scripted evaluator answers with the region kind's
+verdicts."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def _zero_shot_judged_right(
 
 def test_zero_shot_writes_one_kernel_body_and_the_framework_the_program(scripted, task) -> None:
     model = scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
-    state, seen = _zero_shot_judged_right(task, Context(format="regions", samples=2))
+    state, seen = _zero_shot_judged_right(task, Context(samples=2))
     prompts = [c[0][-1]["content"] for c in model.calls]
     assert len(prompts) == 2 and all("t1 = A * s" in p for p in prompts)  # the contract, not the program
     assert REGION_PROMPT in model.calls[0][0][0]["content"]
@@ -83,7 +84,7 @@ def test_refinement_repairs_the_region_from_the_element_the_gpu_named(scripted, 
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [_region_verdict(j, ok="+ 1.0f" not in j["code"]) for j in jobs]
 
-    ctx = Context(format="regions", rounds=3, stop_on="correct")
+    ctx = Context(rounds=3, stop_on="correct")
     with EVALUATOR.use(judge):
         state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     assert [c["verdict"]["verdict"] for c in state["candidates"]] == ["wrong_output", "correct"]
@@ -106,7 +107,7 @@ def test_a_task_that_cannot_be_traced_falls_back_to_a_whole_program(scripted) ->
         ),
     )
     scripted(lambda m, kw: answer("correct", 1.1))
-    state = compile_graph("zero_shot").invoke({"task": untraceable}, context=Context(format="regions"))
+    state = compile_graph("zero_shot").invoke({"task": untraceable}, context=Context())
     (candidate,) = state["candidates"]
     assert candidate.get("format") is None and candidate["verdict"]["verdict"] == "correct"
     event = next(e for e in state["events"] if e["node"] == "generate")
@@ -116,7 +117,7 @@ def test_a_task_that_cannot_be_traced_falls_back_to_a_whole_program(scripted) ->
 def test_the_cpu_backend_falls_back_to_programs_and_says_so(scripted) -> None:
     scripted(lambda m, kw: answer("correct", 1.1))
     state = compile_graph("zero_shot").invoke(
-        {"task": TASK}, context=Context(format="regions", backend="cpu")
+        {"task": TASK}, context=Context(backend="cpu")
     )
     event = next(e for e in state["events"] if e["node"] == "generate")
     assert "need CUDA" in event["inputs"]["fallback"]
@@ -126,7 +127,7 @@ def test_deferred_region_jobs_carry_their_regions_and_resume(scripted, task) -> 
     scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
     graph = compile_graph("zero_shot", checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "regions"}}
-    ctx = Context(format="regions", evaluator="deferred")
+    ctx = Context(evaluator="deferred")
     out = graph.invoke({"task": task}, config=config, context=ctx)
     (job,) = out["__interrupt__"][0].value["jobs"]
     assert set(job) == {"job_id", "problem", "candidate", "code", "config", "regions"}
@@ -140,7 +141,7 @@ def test_every_strategy_runs_in_region_mode(scripted, task, name) -> None:
     """The region writer takes generate's place in every graph; the strategy's other nodes still run."""
     scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
     with EVALUATOR.use(lambda jobs: [_region_verdict(j, ok=True) for j in jobs]):
-        state = compile_graph(name).invoke({"task": task}, context=Context(format="regions", retrieval_k=1))
+        state = compile_graph(name).invoke({"task": task}, context=Context(retrieval_k=1))
     assert all(c["format"] == "regions" and c["local_ok"] for c in state["candidates"])
     assert state["best"]["verdict"]["correct_strict"]
 
@@ -155,7 +156,7 @@ def test_profiling_guided_offers_the_measured_costliest_region_and_says_its_shar
     model = scripted(lambda m, kw: "```cuda\nfloat t1 = kg_relu(t0);\n```")
     rows = [{"op": "aten::relu_", "share": 0.4, "calls": 1}, {"op": "aten::add_", "share": 0.1, "calls": 1}]
     profile = {"text": "| relu_ | 40% |", "rows": rows, "device": "NVIDIA H200"}
-    ctx = Context(format="regions", ambition="conservative")
+    ctx = Context(ambition="conservative")
     with PROFILER.use(lambda problem, backend, store: profile), EVALUATOR.use(lambda jobs: []):
         state = compile_graph("profiling_guided").invoke({"task": block}, context=ctx)
     (candidate,) = state["candidates"]
@@ -187,7 +188,7 @@ def test_the_agent_plans_from_the_partition_and_shows_kernel_only_examples_of_th
 
     task = problem_to_dict(load_problem(kernelbench_dir / LAYER_NORM))
     model = scripted(lambda m, kw: "```cuda\nfloat t1 = t0 + sum_weight;\n```")
-    ctx = Context(format="regions", rounds=1, retrieval_k=1)
+    ctx = Context(rounds=1, retrieval_k=1)
     with RETRIEVER.use(_corpus_hits), EVALUATOR.use(lambda jobs: [_region_verdict(j, ok=True) for j in jobs]):
         state = compile_graph("agent").invoke({"task": task}, context=ctx)
     (plan_call,) = model.calls_for("plan")
@@ -227,7 +228,7 @@ def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_fa
             for j in jobs
         ]
 
-    ctx = Context(format="regions", rounds=2, stop_on="faster")
+    ctx = Context(rounds=2, stop_on="faster")
     with EVALUATOR.use(judge):
         state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     (first, second) = model.calls_for("generate")
@@ -274,7 +275,7 @@ def test_twin_regions_are_written_once_and_renamed_for_each_twin(scripted) -> No
     model = scripted(lambda m, kw: f"```cuda\n{body}\n```")
     task = {"name": "twins", "level": 0, "problem_id": 0, "source": TWINS}
     with EVALUATOR.use(lambda jobs: [_region_verdict(j, ok=True) for j in jobs]):
-        state = compile_graph("zero_shot").invoke({"task": task}, context=Context(format="regions"))
+        state = compile_graph("zero_shot").invoke({"task": task}, context=Context())
     assert len(model.calls_for("generate")) == 1
     bodies = state["best"]["bodies"]
     assert bodies["r0"] == body and bodies["r1"] == body.replace("x(k)", "y(k)")
@@ -306,7 +307,7 @@ def test_aggressive_ambition_asks_for_a_product_with_its_epilogue_in_one_kernel(
     )
     model = scripted(lambda m, kw: f"```cuda\n{body}\n```")
     task = problem_to_dict(load_problem(kernelbench_dir / "level2/9_Matmul_Subtract_Multiply_ReLU.py"))
-    state, seen = _zero_shot_judged_right(task, Context(format="regions", ambition="aggressive"))
+    state, seen = _zero_shot_judged_right(task, Context(ambition="aggressive"))
     (prompt,) = [c[0][-1]["content"] for c in model.calls]
     assert "result = torch.nn.functional.linear(x, linear_weight, linear_bias)\nt1 = result - 2.0" in prompt
     assert state["best"]["local_ok"] and state["best"]["bodies"] == {"r0": body}
@@ -332,7 +333,7 @@ def test_fast_second_moves_a_correct_product_onto_the_tiles_the_model_chose(
             _timed(j, ok=tiles_ok or not t, ms=2.0 if t else 4.0) for j, t in zip(jobs, on_tiles, strict=True)
         ]
 
-    ctx = Context(format="regions", rounds=3, stop_on="faster")
+    ctx = Context(rounds=3, stop_on="faster")
     with EVALUATOR.use(judge):
         state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     first, second = model.calls_for("generate")
@@ -358,7 +359,7 @@ def test_a_body_that_does_not_move_is_rewritten_for_the_chosen_shape(scripted, k
     bodies = iter([per_element, per_tile])
     model = choosing(scripted(lambda m, kw: f"```cuda\n{next(bodies)}\n```"), "tiled")
     task = problem_to_dict(load_problem(kernelbench_dir / "level1/1_Square_matrix_multiplication_.py"))
-    ctx = Context(format="regions", rounds=2, stop_on="faster")
+    ctx = Context(rounds=2, stop_on="faster")
     with EVALUATOR.use(lambda jobs: [_timed(j, ok=True, ms=2.0) for j in jobs]):
         state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     _, rewrite = model.calls_for("generate")
@@ -369,3 +370,30 @@ def test_a_body_that_does_not_move_is_rewritten_for_the_chosen_shape(scripted, k
     second = state["candidates"][1]
     assert second["shapes"] == {"r0": "tiled"} and second["bodies"] == {"r0": per_tile}
     assert "block=(16, 16, 1)" in second["code"]
+
+
+def test_studio_draws_the_steps_of_region_writing() -> None:
+    """Region writing is a subgraph of generate: offer, the framework's own bodies, the shape choice, the
+    model's answer, the local check, repairs and assembly are nodes Studio draws, with every route."""
+    drawn = compile_graph("zero_shot").get_graph(xray=True)
+    steps = {n.split(":", 1)[1] for n in drawn.nodes if n.startswith("generate:")}
+    assert {"offer", "prepare", "shape", "write", "check", "repair", "assemble", "program"} <= steps
+    edges = {(e.source.split(":")[-1], e.target.split(":")[-1]) for e in drawn.edges}
+    assert {("write", "check"), ("check", "repair"), ("repair", "check"), ("check", "prepare"),
+            ("prepare", "write"), ("prepare", "shape"), ("offer", "program")} <= edges
+    program = compile_graph("zero_shot", format="program").get_graph(xray=True)
+    assert not [n for n in program.nodes if n.startswith("generate:")]
+
+
+def test_a_failed_answer_is_checked_and_repaired_step_by_step(task: dict[str, Any], scripted) -> None:
+    """The first answer fails the local checks (an undefined name); the repair step answers again and the
+    check step passes it: three model-facing steps, traced as such."""
+    answers = iter(["float t1 = A * scale_factor;", "float t1 = A * s;"])
+    scripted(lambda messages, kwargs: next(answers))
+    steps: list[str] = []
+    graph = compile_graph("zero_shot")
+    for namespace, chunk in graph.stream({"task": task}, context=Context(), stream_mode="updates", subgraphs=True):
+        if namespace:
+            steps += list(chunk)
+    assert steps[:6] == ["offer", "prepare", "write", "check", "repair", "check"]
+    assert steps[-2:] == ["prepare", "assemble"]

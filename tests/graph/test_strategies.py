@@ -17,7 +17,8 @@ from nodes.context import STRATEGIES, Context
 
 
 def run(name: str, ctx: Context, **kwargs: Any) -> dict[str, Any]:
-    return compile_graph(name, **kwargs).invoke({"task": TASK}, context=ctx)
+    """The strategy in whole programs (region mode has its own tests: test_region_mode.py)."""
+    return compile_graph(name, format="program", **kwargs).invoke({"task": TASK}, context=ctx)
 
 
 def nodes_of(state: dict[str, Any]) -> list[str]:
@@ -33,7 +34,7 @@ def test_zero_shot_fans_out_n_samples_and_keeps_the_fastest_correct(scripted) ->
     }
     counter = itertools.count()
     model = scripted(lambda m, kw: script[next(counter)])
-    state = run("zero_shot", Context(format="program", samples=4, temperature=0.8, seed=5))
+    state = run("zero_shot", Context(samples=4, temperature=0.8, seed=5))
     assert len(state["candidates"]) == 4
     assert sorted(c["sample"] for c in state["candidates"]) == [0, 1, 2, 3]
     assert state["best"]["verdict"]["speedup_eager"] == 1.7
@@ -68,7 +69,7 @@ def test_strict_correct_beats_a_faster_kernelbench_only_candidate(scripted) -> N
         return [{"job_id": job["job_id"], **(loose if i == 0 else strict)} for i, job in enumerate(jobs)]
 
     with EVALUATOR.use(judge):
-        state = run("zero_shot", Context(format="program", samples=2))
+        state = run("zero_shot", Context(samples=2))
     assert state["best"]["sample"] == 1
 
 
@@ -84,7 +85,7 @@ def test_refinement_is_bounded_by_rounds_and_feeds_back_one_instruction(scripted
         return [{"job_id": j["job_id"], **verdict("runtime_error", log=log)} for j in jobs]
 
     with EVALUATOR.use(judge):
-        state = run("iterative_refinement", Context(format="program", rounds=3, samples=2, stop_on="rounds"))
+        state = run("iterative_refinement", Context(rounds=3, samples=2, stop_on="rounds"))
     assert len(state["candidates"]) == 6
     assert sorted({c["round"] for c in state["candidates"]}) == [0, 1, 2]
     assert nodes_of(state).count("triage") == 2
@@ -99,7 +100,7 @@ def test_refinement_is_bounded_by_rounds_and_feeds_back_one_instruction(scripted
 def test_refinement_stops_at_the_first_correct_candidate(scripted) -> None:
     replies = iter([answer("wrong_output"), answer("correct", 0.8), answer("correct", 2.0)])
     model = scripted(lambda m, kw: next(replies))
-    state = run("iterative_refinement", Context(format="program", rounds=5, stop_on="correct"))
+    state = run("iterative_refinement", Context(rounds=5, stop_on="correct"))
     assert [c["verdict"]["verdict"] for c in state["candidates"]] == ["wrong_output", "correct"]
     assert len(model.calls_for("triage")) == 1, "a wrong output is diagnosed by the model"
     assert state["feedback"]["instruction"] == (
@@ -111,14 +112,14 @@ def test_refinement_stops_at_the_first_correct_candidate(scripted) -> None:
 def test_stop_on_faster_keeps_going_until_a_speedup(scripted) -> None:
     replies = iter([answer("correct", 0.8), answer("correct", 1.3), answer("correct", 2.0)])
     scripted(lambda m, kw: next(replies))
-    state = run("iterative_refinement", Context(format="program", rounds=5, stop_on="faster"))
+    state = run("iterative_refinement", Context(rounds=5, stop_on="faster"))
     assert len(state["candidates"]) == 2 and state["best"]["verdict"]["speedup_eager"] == 1.3
     assert state["feedback"]["category"] == "slow"
 
 
 def test_agent_replans_when_stuck_then_stops_at_the_round_bound(scripted) -> None:
     model = scripted(lambda m, kw: answer("compile_error"))
-    state = run("agent", Context(format="program", rounds=4, replans=1, retrieval_k=2, stop_on="correct"))
+    state = run("agent", Context(rounds=4, replans=1, retrieval_k=2, stop_on="correct"))
     order = nodes_of(state)
     assert order.count("analysis") == 2, order
     assert order.count("retrieval") == 2
@@ -139,23 +140,23 @@ def test_agent_replans_when_stuck_then_stops_at_the_round_bound(scripted) -> Non
 def test_agent_solves_and_stops_early(scripted) -> None:
     replies = iter([answer("compile_error"), answer("correct", 1.5)])
     scripted(lambda m, kw: next(replies))
-    state = run("agent", Context(format="program", rounds=4))
+    state = run("agent", Context(rounds=4))
     assert nodes_of(state)[-1] == "select" and state["best"]["verdict"]["correct_strict"]
     assert nodes_of(state).count("generate") == 2
 
 
 def test_profiling_guided_puts_the_profile_in_the_prompt(scripted) -> None:
     model = scripted(lambda m, kw: answer("correct", 1.1))
-    state = run("profiling_guided", Context(format="program", backend="cpu"))
+    state = run("profiling_guided", Context(backend="cpu"))
     assert "| relu | 100% | (cpu, None)" in model.calls[0][0][-1]["content"]
     assert nodes_of(state)[0] == "profile"
-    run("profiling_guided", Context(format="program", backend="cpu", profiles="benchmarks/profiles"))
+    run("profiling_guided", Context(backend="cpu", profiles="benchmarks/profiles"))
     assert "| relu | 100% | (cpu, benchmarks/profiles)" in model.calls[-1][0][-1]["content"]
 
 
 def test_naive_agent_preset_replays_the_whole_conversation_and_says_fix_it(scripted) -> None:
     model = scripted(lambda m, kw: answer("compile_error"))
-    state = run("agent", Context.from_preset("naive-agent", rounds=3, format="program"))
+    state = run("agent", Context.from_preset("naive-agent", rounds=3))
     assert len(state["candidates"]) == 3, "explicit overrides beat the preset's 10 rounds"
     messages, kwargs = model.calls_for("generate")[-1]
     assert kwargs["temperature"] == 0.0
@@ -167,21 +168,21 @@ def test_naive_agent_preset_replays_the_whole_conversation_and_says_fix_it(scrip
 
 def test_a_prompt_override_replaces_the_packaged_prompt(scripted, tmp_path) -> None:
     model = scripted(lambda m, kw: answer("correct", 1.1))
-    run("zero_shot", Context(format="program", prompts={"generate": "CUSTOM TEXT\n{{source}}"}))
+    run("zero_shot", Context(prompts={"generate": "CUSTOM TEXT\n{{source}}"}))
     assert model.calls[-1][0] == [{"role": "user", "content": "CUSTOM TEXT\n" + TASK["source"].strip()}]
     path = tmp_path / "gen.md"
     path.write_text("SYS FROM FILE\n<!-- user -->\nUSER {{source}}")
-    run("zero_shot", Context(format="program", prompts={"generate": str(path)}))
+    run("zero_shot", Context(prompts={"generate": str(path)}))
     assert model.calls[-1][0][0] == {"role": "system", "content": "SYS FROM FILE"}
 
 
 @pytest.mark.parametrize("name", ["zero_shot", "iterative_refinement"])
 def test_deferred_evaluation_interrupts_with_jobs_and_resumes_with_results(scripted, name) -> None:
     scripted(lambda m, kw: answer("wrong_output"))
-    graph = compile_graph(name, checkpointer=InMemorySaver())
+    graph = compile_graph(name, checkpointer=InMemorySaver(), format="program")
     config = {"configurable": {"thread_id": "t1"}}
     ctx = Context(
-        format="program", evaluator="deferred", samples=2, rounds=2, stop_on="rounds", backend="cpu"
+        evaluator="deferred", samples=2, rounds=2, stop_on="rounds", backend="cpu"
     )
     out = graph.invoke({"task": TASK}, config=config, context=ctx)
     rounds = 0
@@ -207,9 +208,9 @@ def test_deferred_evaluation_interrupts_with_jobs_and_resumes_with_results(scrip
 
 def test_a_missing_deferred_result_becomes_a_runtime_error(scripted) -> None:
     scripted(lambda m, kw: answer("correct"))
-    graph = compile_graph("zero_shot", checkpointer=InMemorySaver())
+    graph = compile_graph("zero_shot", checkpointer=InMemorySaver(), format="program")
     config = {"configurable": {"thread_id": "t2"}}
-    ctx = Context(format="program", evaluator="deferred")
+    ctx = Context(evaluator="deferred")
     graph.invoke({"task": TASK}, config=config, context=ctx)
     out = graph.invoke(Command(resume={"other/r0s0": {"verdict": "correct"}}), config=config, context=ctx)
     assert out["candidates"][0]["verdict"]["verdict"] == "runtime_error"
@@ -228,14 +229,16 @@ def test_every_builder_compiles_for_studio_without_a_checkpointer() -> None:
 
 def test_a_plain_dict_context_as_studio_sends_it_works(scripted) -> None:
     scripted(lambda m, kw: answer("correct", 1.1))
-    state = compile_graph("zero_shot").invoke({"task": TASK}, context={"samples": 2, "preset": "cpu-smoke"})
+    state = compile_graph("zero_shot", format="program").invoke(
+        {"task": TASK}, context={"samples": 2, "preset": "cpu-smoke"}
+    )
     assert len(state["candidates"]) == 2
     assert all(e["inputs"]["backend"] == "cpu" for e in state["events"] if e["node"] == "evaluate")
 
 
 def test_a_graph_run_uses_the_preset_resolved_when_the_context_was_built(scripted, monkeypatch) -> None:
     scripted(lambda m, kw: answer("correct", 1.1))
-    ctx = Context(format="program", preset="cpu-smoke", samples=2)
+    ctx = Context(preset="cpu-smoke", samples=2)
 
     def no_second_resolution(name: str) -> dict[str, Any]:
         raise AssertionError(f"preset {name} resolved again")

@@ -71,7 +71,8 @@ def test_settings_accepts_a_context_a_dict_or_nothing() -> None:
 
 def test_the_strategy_names_have_one_source() -> None:
     graphs = json.loads((Path(__file__).resolve().parents[2] / "langgraph.json").read_text())["graphs"]
-    assert graphs == {name: f"./graph/studio.py:{name}" for name in STRATEGIES}
+    ids = [*STRATEGIES, *(f"{name}_program" for name in STRATEGIES)]  # each strategy in both formats
+    assert graphs == {graph_id: f"./graph/studio.py:{graph_id}" for graph_id in ids}
     assert tuple(BUILDERS) == STRATEGIES
     assert {p.strategy for p in PRESETS.values()} <= set(STRATEGIES)
 

@@ -25,7 +25,7 @@ from evaluator.verdict import make
 from nodes.context import STRATEGIES
 
 REPO = Path(__file__).resolve().parents[3]
-GRAPHS = STRATEGIES
+GRAPHS = [*STRATEGIES, *(f"{name}_program" for name in STRATEGIES)]  # both formats
 TASK = {
     "name": "Row_Sum_Of_Squares",
     "level": 0,
@@ -82,7 +82,7 @@ def server() -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def test_langgraph_json_lists_the_four_graphs() -> None:
+def test_langgraph_json_lists_every_strategy_in_both_formats() -> None:
     config = json.loads((REPO / "langgraph.json").read_text())
     assert sorted(config["graphs"]) == sorted(GRAPHS)
 
