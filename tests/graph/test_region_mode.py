@@ -392,7 +392,8 @@ def test_a_failed_answer_is_checked_and_repaired_step_by_step(task: dict[str, An
     scripted(lambda messages, kwargs: next(answers))
     steps: list[str] = []
     graph = compile_graph("zero_shot")
-    for namespace, chunk in graph.stream({"task": task}, context=Context(), stream_mode="updates", subgraphs=True):
+    chunks = graph.stream({"task": task}, context=Context(), stream_mode="updates", subgraphs=True)
+    for namespace, chunk in chunks:
         if namespace:
             steps += list(chunk)
     assert steps[:6] == ["offer", "prepare", "write", "check", "repair", "check"]
