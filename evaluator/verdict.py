@@ -3,13 +3,15 @@
 Verdicts travel as JSON (result lines from a GPU host, graph state, checkpoints, results files), so the
 shape is a TypedDict over a plain dict. Everything that judges, copies, summarises or ranks a verdict goes
 through this module: the evaluator builds them with `make`, the graph ranks candidates with `rank`, and
-results files and reports keep the `summary` of each candidate. Standard library only.
+results files and reports keep the `summary` of each candidate. A region candidate's verdict also carries
+each region kernel's own check (`RegionCheck`, built with `region_check`) under `evidence["regions"]`.
+Standard library only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal, TypedDict, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, Required, TypedDict, TypeVar, cast
 
 Name = Literal[
     "no_code", "static_reject", "compile_error", "runtime_error", "timeout", "wrong_output", "correct"
@@ -91,6 +93,53 @@ def make(
         evidence=evidence,
         log_tail=log_tail,
     )
+
+
+class Mismatch(TypedDict):
+    """The first wrong element's values."""
+
+    expected: float  # the region's PyTorch lines
+    got: float  # the kernel
+
+
+class RegionCheck(TypedDict, total=False):
+    """One region kernel judged alone against its region's PyTorch lines (evaluator.regions.judge), on the
+    GPU host: what names the region and the wrong element, which the whole program's verdict cannot. Apart
+    from id and verdict, the keys are harness.compare's evidence; which of them are set depends on `reason`.
+    A kernel that crashes or hangs ends the whole run (the program's verdict says so), so no check is a fault.
+    """
+
+    id: Required[str]  # the region's id, as in the job line's region marker
+    verdict: Required[Literal["correct", "wrong_output"]]  # follows from ok
+    ok: Required[bool]  # allclose(got, expected) at the job's atol and rtol
+    # Why not ok: "values" (elements off), "nan_inf" (non-finite where the reference is finite), "shape",
+    # "dtype", "type" (not a tensor), "value" (a non-tensor output differs), "structure" (output count).
+    reason: str
+    output: int  # which output failed (a region has one: 0); every reason but "structure"
+    expected: list[int] | str  # "shape", "dtype", "value": the reference's shape, dtype or repr
+    got: list[int] | str  # the same of the kernel's output ("type": its type's name)
+    expected_outputs: int  # "structure": how many outputs the reference gave
+    got_outputs: int  # "structure": how many the kernel gave
+    first_mismatch_index: list[int]  # "values", "nan_inf": multi-index of the first wrong element
+    first_mismatch: Mismatch  # "values", "nan_inf": its values
+    mismatches: int  # "values", "nan_inf": how many elements are wrong
+    numel: int  # "values", "nan_inf": how many elements the output has
+    max_abs_err: float  # ok, "values", "nan_inf": the largest finite |got - expected|
+    max_rel_err: float  # the same relative to |expected|
+    ref_max_abs: float  # the largest finite |expected|: the scale the errors are read against
+
+
+_COMPARED = frozenset(RegionCheck.__annotations__) - {"id", "verdict"}
+
+
+def region_check(region_id: str, compared: Mapping[str, Any]) -> RegionCheck:
+    """A region's check from harness.compare's evidence; the verdict follows from `ok`. Keys RegionCheck does
+    not document are refused, so every reader (triage, reports) reads the keys written here."""
+    undocumented = sorted(set(compared) - _COMPARED)
+    if undocumented or "ok" not in compared:
+        raise ValueError(f"not a region comparison: undocumented {undocumented}, ok {'ok' in compared}")
+    verdict = "correct" if compared["ok"] else "wrong_output"
+    return cast(RegionCheck, {"id": region_id, "verdict": verdict, **compared})
 
 
 def missing(job_id: str) -> Verdict:

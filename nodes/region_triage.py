@@ -44,7 +44,7 @@ def region_routes(last: dict[str, Any]) -> dict[str, dict[str, str]]:
             routes[rid] = {"route": "values", "text": f"On the GPU the kernel's output was wrong: {wrong}."}
         elif kind == "compile_error":
             routes[rid] = {"route": "compile", "text": _log(verdict)}
-        elif kind in FAULTS or (check and check.get("verdict") in FAULTS):
+        elif kind in FAULTS:  # a region check is never a fault (verdict.RegionCheck)
             routes[rid] = {"route": "fault", "text": fragment("triage/region_fault", {"log": _log(verdict)})}
         else:  # the program failed elsewhere (its own check never ran): repair from what the verdict says
             routes[rid] = {"route": "values", "text": f"the candidate ended in {kind}.\n{_log(verdict)}"}

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from evaluator import guard, harness
+from evaluator.verdict import RegionCheck, region_check
 
 SCALAR_STAND_IN = 0.5  # a scalar the forward takes as an input (no traced value): any value judges the math
 
@@ -40,7 +41,7 @@ def region_reference(
 
 def judge_region(
     marker: dict[str, Any], candidate: Any, seed: int, atol: float, rtol: float, device: torch.device
-) -> dict[str, Any]:
+) -> RegionCheck:
     """One kernel of a loaded region candidate (a job line's region marker says where it is) against its
     region: feedback that names the region and the element (a multi-index, expected and got), which the
     whole program's verdict cannot. The kernel runs under the worker's sandbox guard."""
@@ -54,5 +55,4 @@ def judge_region(
             harness.sync(device)
         finally:
             guard.Guard.active = False
-    compared = harness.compare(got, expected, atol, rtol)
-    return {"id": marker["id"], "verdict": "correct" if compared["ok"] else "wrong_output", **compared}
+    return region_check(marker["id"], harness.compare(got, expected, atol, rtol))

@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from evaluator.problem import load_problem, problem_to_dict
-from evaluator.verdict import make
+from evaluator.verdict import make, region_check
 from graph import compile_graph
 from nodes.context import STRATEGIES, Context
 from tools.evaluator import EVALUATOR
@@ -30,10 +30,9 @@ def task(kernelbench_dir: Path) -> dict[str, Any]:
 
 def _region_verdict(job: dict[str, Any], ok: bool) -> dict[str, Any]:
     """The region kind's verdict as the GPU host writes it: whole-program verdict plus each region's own."""
-    region = job["regions"][0]["id"]
-    check: dict[str, Any] = {"id": region, "verdict": "correct" if ok else "wrong_output", "ok": ok}
+    compared: dict[str, Any] = {"ok": ok}
     if not ok:
-        check |= {
+        compared |= {
             "reason": "values",
             "first_mismatch_index": [3, 7],
             "first_mismatch": {"expected": 0.25, "got": 1.25},
@@ -41,7 +40,7 @@ def _region_verdict(job: dict[str, Any], ok: bool) -> dict[str, Any]:
             "numel": 4096,
         }
     verdict = make("correct" if ok else "wrong_output", speedup_eager=0.95 if ok else None)
-    verdict["evidence"] = {"regions": [check]}
+    verdict["evidence"] = {"regions": [region_check(job["regions"][0]["id"], compared)]}
     return {"job_id": job["job_id"], **verdict}
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.verdict import make
+from evaluator.verdict import RegionCheck, make, region_check
 from nodes.region_triage import region_routes
 
 
-def _last(kind: str, checks: list[dict[str, Any]], log: str = "", **measured: Any) -> dict[str, Any]:
+def _last(kind: str, checks: list[RegionCheck], log: str = "", **measured: Any) -> dict[str, Any]:
     verdict = make(kind, log_tail=log, **measured)
     verdict["evidence"] = {"regions": checks}
     return {
@@ -22,9 +22,9 @@ def _last(kind: str, checks: list[dict[str, Any]], log: str = "", **measured: An
 
 def test_a_wrong_region_gets_its_element_and_op_and_a_right_one_is_kept() -> None:
     checks = [
-        {"id": "r1", "verdict": "correct"},
-        {"id": "r2", "verdict": "wrong_output", "first_mismatch_index": [0, 3], "mismatches": 5, "numel": 8,
-         "first_mismatch": {"expected": 2.0, "got": 0.0}},
+        region_check("r1", {"ok": True}),
+        region_check("r2", {"ok": False, "reason": "values", "first_mismatch_index": [0, 3], "mismatches": 5,
+                            "numel": 8, "first_mismatch": {"expected": 2.0, "got": 0.0}}),
     ]
     routes = region_routes(_last("wrong_output", checks))
     assert routes["r1"] == {"route": "keep", "text": ""}
@@ -42,7 +42,7 @@ def test_a_fault_names_the_index_bound_and_a_compile_error_is_repaired_locally()
 
 
 def test_a_strictly_correct_candidate_offers_its_costliest_region_for_a_fast_second() -> None:
-    last = _last("correct", [{"id": "r1", "verdict": "correct"}, {"id": "r2", "verdict": "correct"}],
+    last = _last("correct", [region_check("r1", {"ok": True}), region_check("r2", {"ok": True})],
                  speedup_eager=0.25)
     last["verdict"]["evidence"]["timing"] = {"candidate": {"ms": 4.0}, "reference_eager": {"ms": 1.0}}
     routes = region_routes(last)
