@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.regions import KERNELBENCH, RESULTS, RUNS, offered_contract
+from benchmarks.regions import KERNELBENCH, RESULTS, RUNS, offered_region, region_job
 from graph.runner.jsonl import read_jsonl
 
 CHOICES = RESULTS / "launch_shape_choices.jsonl"
@@ -40,16 +40,15 @@ def _greedy(kernelbench: Path, samples: Path) -> list[tuple[Any, Any, Any, str]]
         if row.get("sample") != 0 or row.get("problem") not in problems or not row.get("body"):
             continue
         problem = problems[row["problem"]]
-        region, first = offered_contract(problem)
+        region, first = offered_region(problem)
         out.append((problem, region, first, row["body"]))
     return out
 
 
 def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
     """`<problem>/first` and `<problem>/<shape>` for every shape a greedy body moves to unchanged."""
-    from evaluator.jobs import job_line
     from regions.check import check
-    from regions.export import Written, export_program, region_markers
+    from regions.export import Written
     from regions.shapes import FIRST, moves_unchanged, shapes_for
 
     lines, skipped = [], []
@@ -63,18 +62,7 @@ def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
             skipped.append(f"{problem.key}: the body touches memory itself or does not compile on a shape")
             continue
         for shape, contract in [(FIRST, first), *moved]:
-            written = [Written(region, contract, body)]
-            program = export_program(problem, written, "nvrtc")
-            lines.append(
-                job_line(
-                    f"{problem.key}/{shape}",
-                    problem,
-                    f"```python\n{program}```",
-                    code=program,
-                    extracted=True,
-                    regions=region_markers(written),
-                )
-            )
+            lines.append(region_job(f"{problem.key}/{shape}", problem, [Written(region, contract, body)]))
     jobs_path.parent.mkdir(parents=True, exist_ok=True)
     jobs_path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     for why in skipped:

@@ -23,7 +23,15 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from graph.runner.jsonl import JsonlLog, read_jsonl
+
+if TYPE_CHECKING:
+    from evaluator.problem import Problem
+    from regions.contract import Contract
+    from regions.export import Launcher, Written
+    from regions.model import Region
 
 REPO = Path(__file__).resolve().parent.parent
 KERNELBENCH = REPO.parent / "shared" / "kernelbench"
@@ -33,18 +41,28 @@ SAMPLE_TEMPERATURE = 0.5  # samples after the greedy one: cooler than whole prog
 EMULATION_CAPS = (16, 32, 64)  # module-level sizes capped for the CPU emulation, tried in turn
 
 
-def offered_contract(problem: Any) -> tuple[Any, Any]:
-    """(region, contract) of the problem's one conservative region, offered as the graph offers it (a
-    region no contract fits is left to PyTorch); raises RegionError with the reason."""
-    from regions.model import RegionError
-    from regions.offering import choose, contracted, cut
-    from regions.trace import trace_problem
+def offered_region(problem: Problem) -> tuple[Region, Contract]:
+    """(region, contract) of the problem's one region at the conservative ambition, offered as the graph
+    offers it (regions.offering); raises RegionError with the reason."""
+    from regions.offering import offered
 
-    fit, unfit = contracted(cut(trace_problem(problem), "conservative"))
-    chosen = choose(fit, "conservative")
-    if not chosen:
-        raise RegionError("no region offered" + (f": {'; '.join(unfit)}" if unfit else ""))
-    return chosen[0]
+    return offered(problem.source, "conservative")[0][0]
+
+
+def region_job(
+    job_id: str, problem: Problem, written: list[Written], launcher: Launcher = "nvrtc"
+) -> dict[str, Any]:
+    """The job line of the program the framework assembles around the written bodies, as the graph sends
+    it: the program is the candidate, already extracted, with the region markers of the region kind."""
+    from evaluator.jobs import job_line
+    from evaluator.problem import problem_to_dict
+    from regions.assemble import assemble
+
+    built = assemble(problem_to_dict(problem), written, launcher)
+    program = built["code"]
+    return job_line(
+        job_id, problem, f"```python\n{program}```", code=program, extracted=True, regions=built["regions"]
+    )
 
 
 def small_twin(problem: Any, region: Any) -> tuple[Any, Any] | None:
@@ -73,76 +91,67 @@ def generate(kernelbench: Path, out: Path, samples: int) -> int:
     from regions.emulate import emulate
     from regions.model import RegionError
 
-    out.mkdir(parents=True, exist_ok=True)
     path = out / "samples.jsonl"
-    done = {(r["problem"], r["sample"]) for r in _read(path)}
-    for problem in load_problems(kernelbench):
-        todo = [s for s in range(samples) if (problem.key, s) not in done]
-        if not todo:
-            continue
-        base = {
-            "problem": problem.key,
-            "name": problem.name,
-            "level": problem.level,
-            "id": problem.problem_id,
-        }
-        try:
-            region, contract = offered_contract(problem)
-        except RegionError as exc:
-            _append(path, base | {"sample": 0, "contract": False, "reason": str(exc)})
-            continue
-        base |= {
-            "contract": True,
-            "region": region.id,
-            "kind": region.kind,
-            "targets": [s.target for s in region.steps],
-            "launch": contract.launch,
-        }
-        small = small_twin(problem, region)
-        for s in todo:
-            temperature = 0.0 if s == 0 else SAMPLE_TEMPERATURE
-            attempt = write_region(contract, temperature=temperature, seed=problem.problem_id * 100 + s)
-            emulated = emulate(*small, attempt.body) if attempt.ok and small else None
-            row = base | {"sample": s, "temperature": temperature} | attempt.to_dict()
-            row |= {"emulated": emulated and emulated.ok, "emulation": emulated and emulated.error}
-            _append(path, row)
-            print(
-                f"{problem.key} sample {s}: {'ok' if attempt.ok else 'FAILED'} after {attempt.rounds} "
-                f"answer(s), {attempt.completion_tokens} tokens, {attempt.seconds:.0f} s",
-                flush=True,
-            )
+    done = {(r["problem"], r["sample"]) for r in read_jsonl(path)}
+    log = JsonlLog(path)  # each sample fsynced as it is written, and a line cut by a kill cut off: resumable
+    try:
+        for problem in load_problems(kernelbench):
+            todo = [s for s in range(samples) if (problem.key, s) not in done]
+            if not todo:
+                continue
+            base = {
+                "problem": problem.key,
+                "name": problem.name,
+                "level": problem.level,
+                "id": problem.problem_id,
+            }
+            try:
+                region, contract = offered_region(problem)
+            except RegionError as exc:
+                log.write(base | {"sample": 0, "contract": False, "reason": str(exc)})
+                continue
+            base |= {
+                "contract": True,
+                "region": region.id,
+                "kind": region.kind,
+                "targets": [s.target for s in region.steps],
+                "launch": contract.launch,
+            }
+            small = small_twin(problem, region)
+            for s in todo:
+                temperature = 0.0 if s == 0 else SAMPLE_TEMPERATURE
+                attempt = write_region(contract, temperature=temperature, seed=problem.problem_id * 100 + s)
+                emulated = emulate(*small, attempt.body) if attempt.ok and small else None
+                row = base | {"sample": s, "temperature": temperature} | attempt.to_dict()
+                row |= {"emulated": emulated and emulated.ok, "emulation": emulated and emulated.error}
+                log.write(row)
+                print(
+                    f"{problem.key} sample {s}: {'ok' if attempt.ok else 'FAILED'} after {attempt.rounds} "
+                    f"answer(s), {attempt.completion_tokens} tokens, {attempt.seconds:.0f} s",
+                    flush=True,
+                )
+    finally:
+        log.close()
     return 0
 
 
 def write_jobs(
-    kernelbench: Path, out: Path, jobs_path: Path, launcher: str = "nvrtc", greedy_only: bool = False
+    kernelbench: Path, out: Path, jobs_path: Path, launcher: Launcher = "nvrtc", greedy_only: bool = False
 ) -> int:
     """Each sample's kernel as a program, one evaluator job line per sample (samples that failed the local
     checks too: they count as failures only once a GPU says so). `nvrtc`: the evaluator's region kind
     (with the per-region check); `load_inline`: the standalone KernelBench program any harness can judge."""
-    from evaluator.jobs import job_line
     from evaluator.problem import load_problems
-    from regions.export import Written, export_program, region_markers
+    from regions.export import Written
 
     problems = {p.key: p for p in load_problems(kernelbench)}
     lines = []
-    for row in _read(out / "samples.jsonl"):
+    for row in read_jsonl(out / "samples.jsonl"):
         if not row.get("contract") or (greedy_only and row["sample"] != 0):
             continue
         problem = problems[row["problem"]]
-        region, contract = offered_contract(problem)
-        written = [Written(region, contract, row["body"])]
-        program = export_program(problem, written, launcher)  # type: ignore[arg-type]
-        lines.append(
-            job_line(
-                _job_id(row),
-                problem,
-                f"```python\n{program}```",
-                code=program,
-                extracted=True,
-                regions=region_markers(written) if launcher == "nvrtc" else None,
-            )
-        )
+        region, contract = offered_region(problem)
+        lines.append(region_job(_job_id(row), problem, [Written(region, contract, row["body"])], launcher))
     jobs_path.parent.mkdir(parents=True, exist_ok=True)
     jobs_path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     print(f"{len(lines)} jobs -> {jobs_path}", file=sys.stderr)
@@ -257,12 +266,12 @@ def _geomean(values: list[float]) -> float | None:
 def report(
     out: Path, results: Path, verdicts_path: Path | None = None, exported_path: Path | None = None
 ) -> int:
-    rows = _read(out / "samples.jsonl")
+    rows = read_jsonl(out / "samples.jsonl")
     if not rows:
         print(f"no samples under {out} yet", file=sys.stderr)
         return 1
-    verdicts = {v["job_id"]: v for v in _read(verdicts_path)} if verdicts_path else None
-    exported = {v["job_id"]: v for v in _read(exported_path)} if exported_path else None
+    verdicts = {v["job_id"]: v for v in read_jsonl(verdicts_path)} if verdicts_path else None
+    exported = {v["job_id"]: v for v in read_jsonl(exported_path)} if exported_path else None
     levels = summarise(rows, verdicts, exported)
     failures = [
         {
@@ -384,23 +393,6 @@ def _model_name() -> str:
         return f"{info.get('name') or '?'} {info.get('quantisation') or ''}".strip()
     except Exception as exc:  # noqa: BLE001 - the report still stands without the model's name
         return f"unknown ({type(exc).__name__})"
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    rows = []
-    for line in path.read_text().splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line cut by a kill: that sample is generated again
-    return rows
-
-
-def _append(path: Path, row: dict[str, Any]) -> None:
-    with path.open("a") as fh:
-        fh.write(json.dumps(row) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,6 +60,10 @@ def test_generate_is_resumable_and_the_report_counts_local_passes(
     )
     # the region kind by default: the NVRTC loader, and the region the worker checks the kernel against
     assert all("load_region_kernel(" in j["code"] and j["regions"][0]["spec"]["steps"] for j in jobs)
+    # the standalone KernelBench program: load_inline, and no region markers (no per-region check)
+    assert bench.write_jobs(suite, tmp_path / "runs", tmp_path / "exported.jsonl", "load_inline") == 0
+    exported = [json.loads(line) for line in (tmp_path / "exported.jsonl").read_text().splitlines()]
+    assert len(exported) == 2 and all("load_inline(" in j["code"] and "regions" not in j for j in exported)
     # the GPU host's verdicts, as `python -m evaluator run` writes them, complete the table
     good_id = next(j["job_id"] for j in jobs if "Matrix_scalar" in j["job_id"])
     verdicts = [
