@@ -39,10 +39,8 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The flags; their choices and the defaults they name come from nodes.context, the one source (the
-    formats from graph)."""
-    from graph import FORMATS
-    from nodes.context import STRATEGIES, Context, choices
+    """The flags; their choices and the defaults they name come from nodes.context, the one source."""
+    from nodes.context import FORMATS, STRATEGIES, Context, choices
 
     default = Context()
     parser = argparse.ArgumentParser(
@@ -314,7 +312,6 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
     from graph.runner import report
     from graph.runner.deferred import load_results
     from graph.runner.jsonl import read_jsonl
-    from graph.runner.model_hook import scripted_model_scope
     from graph.runner.progress import ProgressView
     from graph.runner.results import ResultsFile
     from graph.runner.suite import task_key
@@ -328,41 +325,40 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
     configure_model(**settings["model"])
     context = make_context(settings)
     job_results = load_results(results_file) if results_file else None
-    with scripted_model_scope():
-        info = model_info()
-        console.print(
-            f"model: {info.get('name')} {info.get('quantisation') or ''} "
-            f"({_size(info.get('size_bytes'))}, {info.get('source', 'scripted')}: {info.get('path')})",
-            highlight=False,
-        )
-        console.print(
-            f"run: {run_dir.path}  strategies: {', '.join(settings['strategies'])}  "
-            f"tasks: {len(settings['tasks'])}  backend: {context.backend}  "
-            f"evaluator: {context.evaluator}  n={context.samples} k={context.rounds}  "
-            f"ambition: {context.ambition}  format: {settings['format']}",
-            highlight=False,
-        )
-        run_info = {
-            "run": str(run_dir.path),
-            "preset": settings.get("preset"),
-            "model": info,
-            "context": context_record(context),
-            "format": settings["format"],
-            "backend": context.backend,
-            "evaluator": context.evaluator,
-        }
-        pairs = [(task_key(t), s) for t in settings["tasks"] for s in settings["strategies"]]
-        results, trace = ResultsFile(run_dir.results), TraceFile(run_dir.trace)
-        try:
-            with run_dir.checkpointer() as saver:
-                graphs = {s: compile_graph(s, saver, settings["format"]) for s in settings["strategies"]}
-                with ProgressView(pairs, console=console, live=live) as progress:
-                    outcome = Sweep(
-                        graphs, settings["tasks"], context, results, trace, progress, run_info, job_results
-                    ).run(run_dir.jobs)
-        finally:
-            results.close()
-            trace.close()
+    info = model_info()
+    console.print(
+        f"model: {info.get('name')} {info.get('quantisation') or ''} "
+        f"({_size(info.get('size_bytes'))}, {info.get('source', 'scripted')}: {info.get('path')})",
+        highlight=False,
+    )
+    console.print(
+        f"run: {run_dir.path}  strategies: {', '.join(settings['strategies'])}  "
+        f"tasks: {len(settings['tasks'])}  backend: {context.backend}  "
+        f"evaluator: {context.evaluator}  n={context.samples} k={context.rounds}  "
+        f"ambition: {context.ambition}  format: {settings['format']}",
+        highlight=False,
+    )
+    run_info = {
+        "run": str(run_dir.path),
+        "preset": settings.get("preset"),
+        "model": info,
+        "context": context_record(context),
+        "format": settings["format"],
+        "backend": context.backend,
+        "evaluator": context.evaluator,
+    }
+    pairs = [(task_key(t), s) for t in settings["tasks"] for s in settings["strategies"]]
+    results, trace = ResultsFile(run_dir.results), TraceFile(run_dir.trace)
+    try:
+        with run_dir.checkpointer() as saver:
+            graphs = {s: compile_graph(s, saver, settings["format"]) for s in settings["strategies"]}
+            with ProgressView(pairs, console=console, live=live) as progress:
+                outcome = Sweep(
+                    graphs, settings["tasks"], context, results, trace, progress, run_info, job_results
+                ).run(run_dir.jobs)
+    finally:
+        results.close()
+        trace.close()
     rows = report.summarise(list(results.records.values()))
     run_dir.summary.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     console.print(

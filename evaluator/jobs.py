@@ -3,8 +3,8 @@ A job line is ``{"job_id", "problem": {"name", "level", "problem_id", "source"},
 "config"?, "regions"?}``. `candidate` is the model's raw answer. `code` is the program the generator already
 extracted from it (null: it found none); when a line has no `code`, the evaluator extracts it here, so every
 candidate's code is extracted exactly once. `config` holds EvalConfig overrides, applied over the judging
-host's own configuration. The same lines serve job files for a GPU host, the evaluator tool's arguments and
-the graph's deferred interrupts. `regions` marks a region candidate (a framework-written program around
+host's own configuration. The same lines serve job files for a GPU host, local evaluation (tools.evaluator)
+and the graph's deferred interrupts. `regions` marks a region candidate (a framework-written program around
 model-written kernels, regions.export): one ``{"id", "module", "launch", "spec"}`` per region,
 the region as `Region.to_dict` gives it and where its kernel is called from, so the worker can judge each
 kernel alone against its region's PyTorch lines as well as the whole program.

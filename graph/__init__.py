@@ -1,14 +1,14 @@
 """The four strategy graphs: uncompiled builders, and one call to compile any of them.
 
-Builders import their strategy module on first call, so ``import nodes.state`` (the runner, the nodes)
-stays light and free of import cycles.
+Builders import their strategy module on first call, so what only needs a name from `graph` (run.py's
+flags, the runner) does not load every node, the region framework and torch.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any, Literal, get_args
+from typing import Any
 
 from langgraph.graph import StateGraph
 
@@ -22,11 +22,6 @@ def _lazy(strategy: str) -> Callable[[str], StateGraph]:
     build.__name__ = f"build_{strategy}"
     build.__doc__ = f"Uncompiled StateGraph of the {strategy} strategy in a format (graph.formats)."
     return build
-
-
-# What the model writes: kernel bodies in region contracts, or whole programs (graph.formats wires each).
-Format = Literal["regions", "program"]
-FORMATS: tuple[str, ...] = get_args(Format)
 
 BUILDERS: dict[str, Callable[[str], StateGraph]] = {name: _lazy(name) for name in STRATEGIES}
 

@@ -15,9 +15,8 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph import FORMATS
 from nodes.analysis import analyse, analyse_regions
-from nodes.context import Context
+from nodes.context import FORMATS, Context
 from nodes.generation import generate
 from nodes.region_generation import (
     after_check,

@@ -11,10 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph import compile_graph
-from graph.runner.model_hook import install_for_process
 from nodes.context import STRATEGIES
-
-install_for_process()  # a no-op unless a test names a scripted model in KERNELGRAPH_TEST_MODEL
 
 # Each strategy in region mode under its own name, and in whole programs as `<name>_program`.
 GRAPHS: dict[str, Any] = {name: compile_graph(name) for name in STRATEGIES} | {

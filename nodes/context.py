@@ -24,6 +24,10 @@ from regions.model import Ambition
 
 Strategy = Literal["zero_shot", "profiling_guided", "iterative_refinement", "agent"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
+# What the model writes: kernel bodies in region contracts, or whole programs. Not a knob: a graph is built
+# in one format (graph.formats wires each).
+Format = Literal["regions", "program"]
+FORMATS: tuple[str, ...] = get_args(Format)
 
 
 def _doc(text: str, **constraints: Any) -> Any:

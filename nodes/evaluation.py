@@ -1,4 +1,4 @@
-"""Evaluation: judge the round's pending candidates with the evaluator tool, here or on a GPU host (deferred).
+"""Evaluation: judge the round's pending candidates with the evaluator, here or on a GPU host (deferred).
 
 Deferred mode interrupts with the jobs; the graph resumes with the results (``Command(resume=...)``), so
 the same graph and state serve a host without a GPU. A node that interrupts re-runs from its start on
@@ -18,7 +18,7 @@ from evaluator.verdict import missing
 from nodes.context import Context, settings
 from nodes.select import best_of, rank
 from nodes.state import State, event
-from tools.evaluator import evaluate_candidates
+from tools.evaluator import run_jobs
 
 
 def job_for(task: dict[str, Any], candidate: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if ctx.evaluator == "deferred":
         verdicts = match_results(jobs, interrupt({"kind": "evaluate", "jobs": jobs}))
     else:
-        verdicts = match_results(jobs, evaluate_candidates.invoke({"jobs": jobs}))
+        verdicts = match_results(jobs, run_jobs(jobs))
     judged = [{**candidate, "verdict": verdict} for candidate, verdict in zip(pending, verdicts, strict=True)]
     best = best_of(judged)
     outputs = {

@@ -1,4 +1,4 @@
-"""The persistent Chroma index over the corpus, and the query API the nodes and tools use.
+"""The persistent Chroma index over the corpus, and the query API the retriever seam uses.
 
 One collection; each example is one document (`corpus.document_text`: title, the reference's operators,
 when to use it, techniques) embedded with the packaged all-MiniLM-L6-v2. The collection records the

@@ -1,15 +1,5 @@
-"""LangChain tools over the evaluator, the profiler and the retriever (typed arguments)."""
+"""The seams the nodes call for the evaluator, the profiler and the retriever (tools.seam.Seam).
 
-from tools.evaluator import evaluate_candidates, evaluate_kernel
-from tools.profiler import profile_reference_tool
-from tools.retriever import search_examples_tool
-
-TOOLS = [evaluate_candidates, evaluate_kernel, profile_reference_tool, search_examples_tool]
-
-__all__ = [
-    "TOOLS",
-    "evaluate_candidates",
-    "evaluate_kernel",
-    "profile_reference_tool",
-    "search_examples_tool",
-]
+Each module holds one capability's real implementation behind a `Seam`, so tests (and other hosts) swap it
+process-wide without touching the graphs.
+"""

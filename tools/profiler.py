@@ -1,12 +1,9 @@
-"""The evaluator's profiler as a LangChain tool: where the reference model spends its time, op by op."""
+"""The profiler seam: where the reference model spends its time, op by op (evaluator.profile)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.tools import tool
-
-from tools.evaluator import ProblemArg
 from tools.seam import Seam
 
 
@@ -47,11 +44,3 @@ PROFILER: Seam = Seam(_profile)
 def profile_reference(problem: dict[str, Any], backend: str, store: str | None = None) -> dict[str, Any]:
     """Profile with the current implementation (the real profiler unless a test swapped it)."""
     return PROFILER.current(problem, backend, store)
-
-
-@tool("profile_reference")
-def profile_reference_tool(problem: ProblemArg, backend: str = "cuda") -> dict[str, Any]:
-    """Op-level time breakdown of a KernelBench problem's reference Model (table and rendered text)."""
-    return profile_reference(
-        problem.model_dump() if hasattr(problem, "model_dump") else dict(problem), backend
-    )

@@ -11,7 +11,7 @@ F = TypeVar("F", bound=Callable[..., object])
 
 
 class Seam(Generic[F]):
-    """Holds the function the tools call; ``use`` swaps it for the duration (tests, other hosts)."""
+    """Holds the implementation the nodes call; ``use`` swaps it for the duration (tests, other hosts)."""
 
     def __init__(self, default: F) -> None:
         self._default = default

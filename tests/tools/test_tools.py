@@ -1,31 +1,25 @@
-"""The LangChain tools: typed argument schemas, and calls that reach the swappable implementation."""
+"""The seams the nodes call: the evaluator, the profiler and the retriever, real or swapped by a test."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from langgraph.runtime import Runtime
 
-from tools import TOOLS, evaluate_candidates, evaluate_kernel, profile_reference_tool, search_examples_tool
-from tools.evaluator import EVALUATOR
-from tools.profiler import PROFILER
-from tools.retriever import RETRIEVER
+from evaluator.jobs import job_line
+from nodes.context import Context
+from nodes.evaluation import evaluate
+from tools.evaluator import EVALUATOR, run_jobs
+from tools.profiler import PROFILER, profile_reference
+from tools.retriever import RETRIEVER, search_examples
 
 PROBLEM = {"name": "Relu", "level": 1, "problem_id": 19, "source": "class Model: ..."}
+REGION = {"id": "r1", "module": "kernel_r1", "launch": "launch", "spec": {"id": "r1"}}
 
 
-def test_every_tool_has_a_typed_schema_and_a_description() -> None:
-    for t in TOOLS:
-        schema = t.get_input_schema().model_json_schema()
-        assert schema["properties"] and t.description, t.name
-    props = evaluate_kernel.get_input_schema().model_json_schema()
-    assert props["properties"]["candidate"]["type"] == "string"
-    search_props = search_examples_tool.get_input_schema().model_json_schema()["properties"]
-    assert search_props["k"]["maximum"] == 10
-
-
-def test_evaluate_candidates_passes_job_dicts_and_returns_verdicts() -> None:
+def test_run_jobs_hands_the_job_lines_over_unchanged_and_skips_an_empty_batch() -> None:
     seen: list[list[dict[str, Any]]] = []
 
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -33,47 +27,60 @@ def test_evaluate_candidates_passes_job_dicts_and_returns_verdicts() -> None:
         return [{"job_id": j["job_id"], "verdict": "correct"} for j in jobs]
 
     jobs = [
-        {
-            "job_id": "a",
-            "problem": PROBLEM,
-            "candidate": "```python\nclass ModelNew: ...\n```",
-            "config": {"backend": "cpu"},
-        }
+        job_line("a", PROBLEM, "```python\nclass ModelNew: ...\n```", {"backend": "cpu"}),
+        job_line("b", PROBLEM, "text", {"backend": "cuda"}, code="x = 1", extracted=True, regions=[REGION]),
     ]
     with EVALUATOR.use(judge):
-        assert evaluate_candidates.invoke({"jobs": jobs}) == [{"job_id": "a", "verdict": "correct"}]
-        assert (
-            evaluate_kernel.invoke({"problem": PROBLEM, "candidate": "x", "backend": "cpu"})["verdict"]
-            == "correct"
-        )
-    assert seen[0][0] == jobs[0] and isinstance(seen[0][0]["problem"], dict)
-    assert seen[1][0]["config"] == {"backend": "cpu"}
-
-
-def test_bad_arguments_are_refused_before_any_evaluation() -> None:
-    with EVALUATOR.use(lambda jobs: pytest.fail("must not run")), pytest.raises(ValidationError):
-        evaluate_candidates.invoke({"jobs": [{"job_id": "a", "candidate": "x"}]})
-    with RETRIEVER.use(lambda q, k, c: pytest.fail("must not run")), pytest.raises(ValidationError):
-        search_examples_tool.invoke({"query": "softmax", "category": "not-a-category"})
-
-
-def test_profiler_and_retriever_tools_reach_their_implementations() -> None:
-    with PROFILER.use(lambda problem, backend, store: {"text": f"{problem['name']} on {backend}"}):
-        assert profile_reference_tool.invoke({"problem": PROBLEM, "backend": "cpu"}) == {
-            "text": "Relu on cpu"
-        }
-    with RETRIEVER.use(lambda q, k, c: [{"id": q, "k": k, "category": c}]):
-        assert search_examples_tool.invoke({"query": "softmax", "k": 2, "category": "softmax"}) == [
-            {"id": "softmax", "k": 2, "category": "softmax"}
+        assert run_jobs(jobs) == [
+            {"job_id": "a", "verdict": "correct"},
+            {"job_id": "b", "verdict": "correct"},
         ]
+        assert run_jobs([]) == []
+    assert seen == [jobs]  # every key kept (code, regions), nothing added; no call for an empty batch
+
+
+def test_the_real_evaluator_answers_result_lines_in_job_order() -> None:
+    """Code-less candidates stop before any build or worker: real `no_code` verdicts, fast."""
+    source = (
+        Path(__file__).resolve().parents[2] / "graph" / "demo_tasks" / "2_Row_Sum_Of_Squares.py"
+    ).read_text()
+    problem = {"name": "Row_Sum_Of_Squares", "level": 0, "problem_id": 2, "source": source}
+    jobs = [job_line(i, problem, "I would fuse the ops.", {"backend": "cpu"}) for i in ("x", "y")]
+    results = run_jobs(jobs)
+    assert [r["job_id"] for r in results] == ["x", "y"]
+    assert {r["verdict"] for r in results} == {"no_code"} and not any(r["compiled"] for r in results)
+
+
+def test_the_evaluate_node_judges_through_the_seam_and_matches_verdicts_to_candidates() -> None:
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # out of order, as a result file may be: the node matches them by job_id
+        return [{"job_id": j["job_id"], "verdict": "wrong_output", "code": j["code"]} for j in reversed(jobs)]
+
+    pending = [{"id": f"c{i}", "sample": i, "completion": f"answer {i}", "code": f"code {i}"} for i in (1, 0)]
+    state = {"task": PROBLEM, "pending": pending, "round": 0}
+    with EVALUATOR.use(judge):
+        update = evaluate(state, Runtime(context=Context(backend="cpu", evaluator="local")))
+    judged = update["candidates"]
+    assert [c["id"] for c in judged] == ["c0", "c1"] and update["pending"] is None
+    assert [c["verdict"] for c in judged] == [
+        {"verdict": "wrong_output", "code": "code 0"},
+        {"verdict": "wrong_output", "code": "code 1"},
+    ]  # each candidate's own verdict, its job_id dropped
+
+
+def test_profile_reference_and_search_examples_reach_the_current_implementations() -> None:
+    with PROFILER.use(
+        lambda problem, backend, store: {"text": f"{problem['name']} on {backend} from {store}"}
+    ):
+        assert profile_reference(PROBLEM, "cpu", "profiles") == {"text": "Relu on cpu from profiles"}
+    with RETRIEVER.use(lambda q, k, c: [{"id": q, "k": k, "category": c}]):
+        assert search_examples("softmax", 2, "softmax") == [{"id": "softmax", "k": 2, "category": "softmax"}]
+    with RETRIEVER.use(lambda q, k, c: pytest.fail("k=0 must not search")):
+        assert search_examples("softmax", 0) == []
 
 
 def test_profiler_reads_the_gpu_hosts_store_and_never_measures_here(kernelbench_dir) -> None:
     """A deferred run on a CPU host gets the H200's committed profile; a missing one fails loudly."""
-    from pathlib import Path
-
-    from tools.profiler import profile_reference
-
     store = str(Path(__file__).resolve().parents[2] / "benchmarks" / "profiles")
     source = (kernelbench_dir / "level1" / "1_Square_matrix_multiplication_.py").read_text()
     problem = {"name": "Square_matrix_multiplication_", "level": 1, "problem_id": 1, "source": source}

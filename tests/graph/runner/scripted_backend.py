@@ -1,6 +1,7 @@
 """A scripted stand-in for the shared model, for tests that run run.py or `langgraph dev` in a subprocess.
 
-Named through `KERNELGRAPH_TEST_MODEL=scripted_backend:make` (with this folder on PYTHONPATH). It answers
+Named through `KERNELGRAPH_TEST_MODEL=scripted_backend:make`, with this folder and `scripted_site/` (whose
+sitecustomize installs it at start-up) on PYTHONPATH; `child_env` builds that environment. It answers
 schema-constrained calls with the smallest JSON the schema accepts and every other call with prose and no
 code block, so the evaluator's verdict is a fast, real `no_code`. `SCRIPTED_DELAY` (seconds per call) lets
 the kill -9 test stop a sweep in the middle; `SCRIPTED_CALLS` (a file) receives the wall time at which each
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from nodes.model.llm import Completion
@@ -60,6 +62,17 @@ class ScriptedBackend:
         return Completion(
             text=text, prompt_tokens=prompt_tokens, completion_tokens=len(text.split()), seconds=self.delay
         )
+
+
+def child_env(repo: Path, **extra: str) -> dict[str, str]:
+    """The environment of a child process (run.py, `langgraph dev`) whose shared model is `make()`'s."""
+    here = Path(__file__).resolve().parent
+    return dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(str(p) for p in (here / "scripted_site", here, repo)),
+        KERNELGRAPH_TEST_MODEL="scripted_backend:make",
+        **extra,
+    )
 
 
 def make() -> ScriptedBackend:

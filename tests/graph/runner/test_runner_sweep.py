@@ -18,7 +18,6 @@ from langgraph.types import Send, interrupt
 from rich.console import Console
 
 from evaluator.verdict import Verdict, make
-from nodes.context import Context
 from graph.runner.jsonl import read_jsonl
 from graph.runner.progress import ProgressView
 from graph.runner.results import ResultsFile
@@ -26,6 +25,7 @@ from graph.runner.rundir import RunDir
 from graph.runner.suite import select_tasks, task_key
 from graph.runner.sweep import Sweep, paused_jobs
 from graph.runner.trace import TraceFile
+from nodes.context import Context
 
 
 class ToyState(TypedDict, total=False):

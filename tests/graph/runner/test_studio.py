@@ -1,8 +1,8 @@
 """Studio: `langgraph dev --no-browser` serves langgraph.json's four graphs offline, driven by langgraph_sdk.
 
-The server runs a scripted model (KERNELGRAPH_TEST_MODEL; the real one takes minutes per graph on 2 cores)
-and deferred evaluation, so each run streams its node updates up to the evaluate interrupt and is then
-resumed from the client with evaluator-shaped results, as Studio's resume button would.
+The server runs a scripted model (`scripted_backend.child_env`; the real one takes minutes per graph on
+2 cores) and deferred evaluation, so each run streams its node updates up to the evaluate interrupt and is
+then resumed from the client with evaluator-shaped results, as Studio's resume button would.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from langgraph_sdk import get_sync_client
+from scripted_backend import child_env
 
 from evaluator.verdict import make
 from nodes.context import STRATEGIES
@@ -43,13 +44,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     port = _free_port()
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), str(REPO)]),
-        KERNELGRAPH_TEST_MODEL="scripted_backend:make",
-        LANGSMITH_TRACING="false",
-        LANGGRAPH_CLI_NO_ANALYTICS="1",
-    )
+    env = child_env(REPO, LANGSMITH_TRACING="false", LANGGRAPH_CLI_NO_ANALYTICS="1")
     langgraph = Path(sys.executable).with_name("langgraph")
     log = (
         open(REPO / ".pytest_cache" / f"langgraph-dev-{port}.log", "w")
