@@ -11,6 +11,7 @@ import importlib.metadata
 import json
 import queue
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -71,12 +72,18 @@ def evaluate_many(
     for idx in _run_slots(base.backend, base.workers_per_device):
         slots.put(idx)
 
+    # Reporting and stopping exclude each other: once `stop` has returned, no verdict is reported, so
+    # the caller's count of reported verdicts is final (a verdict racing the stop is either reported
+    # before it or dropped, and its job runs again on resume).
+    reporting = threading.Lock()
+
     def finish(i: int, verdict: Verdict) -> None:
-        if workers.stopped:
-            return
-        results[i] = verdict
-        if on_result is not None:
-            on_result(states[i].job.job_id, verdict)
+        with reporting:
+            if workers.stopped:
+                return
+            results[i] = verdict
+            if on_result is not None:
+                on_result(states[i].job.job_id, verdict)
 
     def run_stage(i: int) -> None:
         st = states[i]
@@ -108,7 +115,8 @@ def evaluate_many(
         builders.shutdown()  # every run stage is queued once the last build stage has returned
         runners.shutdown()
     except BaseException:
-        workers.stop()
+        with reporting:
+            workers.stop()
         builders.shutdown(wait=False, cancel_futures=True)
         runners.shutdown(wait=False, cancel_futures=True)
         raise

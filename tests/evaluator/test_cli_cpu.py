@@ -72,35 +72,56 @@ def test_check_and_profile_commands(tmp_path: Path, cpu_config: EvalConfig) -> N
     assert "aten::relu" in prof.stdout and "100.0%" in prof.stdout
 
 
-def _run_workers_of(parent_pid: int) -> list[tuple[int, Path]]:
-    """(pid, scratch) of every `run`-phase worker whose spec names this parent."""
+def _workers_of(parent_pid: int, mode: str | None = None) -> list[tuple[int, Path]]:
+    """(pid, scratch) of every live worker (of `mode`, or of any phase) whose spec names this parent."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
+            if _state(int(proc.name)) in (None, "Z"):
+                continue
             argv = (proc / "cmdline").read_bytes().split(b"\0")
             if b"evaluator.worker" not in argv:
                 continue
             spec = json.loads(Path(argv[argv.index(b"evaluator.worker") + 1].decode()).read_text())
         except (OSError, ValueError, IndexError):
             continue
-        if spec.get("parent_pid") == parent_pid and spec.get("mode") == "run":
+        if spec.get("parent_pid") == parent_pid and mode in (None, spec.get("mode")):
             found.append((int(proc.name), Path(spec["scratch"])))
     return found
 
 
-def _gone(pid: int, within_s: float) -> bool:
+def _state(pid: int) -> str | None:
+    """The process's state letter; None when it is gone."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _is_live_worker(pid: int) -> bool:
+    """Still running as a worker (the scratch holding its spec may be gone; a reused pid is not one)."""
+    try:
+        argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"evaluator.worker" in argv and _state(pid) not in (None, "Z")
+
+
+def _all_gone(parent_pid: int, pids: set[int], within_s: float) -> list[int]:
+    """Poll until none of `pids` and no worker of `parent_pid` is alive (a zombie has exited);
+    returns what is still alive at the deadline."""
     deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":  # exited, waiting for a reaper
-            return True
-        time.sleep(0.1)
-    return False
+    while True:
+        alive = {p for p in pids if _is_live_worker(p)} | {p for p, _ in _workers_of(parent_pid)}
+        if not alive or time.monotonic() > deadline:
+            return sorted(alive)
+        time.sleep(0.2)
+
+
+def _job_ids(out: Path) -> list[str]:
+    return [json.loads(line)["job_id"] for line in out.read_text().splitlines()] if out.exists() else []
 
 
 @pytest.mark.slow
@@ -108,10 +129,13 @@ def _gone(pid: int, within_s: float) -> bool:
 def test_a_stopped_run_leaves_no_worker_behind(
     tmp_path: Path, cpu_config: EvalConfig, relu_problem: Problem, sig: signal.Signals
 ) -> None:
-    """A batch cut off at its time limit must not leave a hung candidate holding the GPU lock.
+    """A batch cut off at its time limit must not leave a hung candidate holding the GPU lock, and a
+    resumed batch loses and repeats nothing, whenever the stop lands.
 
-    SIGINT is the time limit's polite stop (the CLI kills its workers and writes nothing for them);
-    SIGKILL gives the CLI no chance, so the worker must die with its parent on its own.
+    SIGINT is the time limit's polite stop (the CLI kills its workers and writes nothing more);
+    SIGKILL gives the CLI no chance, so the worker must die with its parent on its own. The test aims the
+    stop at the hung candidate's run but asserts nothing about when it landed: on a busy machine the
+    hang may already have timed out (a verdict) or the batch may have ended.
     """
     problem = {"name": relu_problem.name, "level": None, "problem_id": None, "source": relu_problem.source}
     jobs = tmp_path / "jobs.jsonl"
@@ -123,37 +147,36 @@ def test_a_stopped_run_leaves_no_worker_behind(
     )
     out = tmp_path / "results.jsonl"
     config = {"backend": "cpu", "cache_dir": cpu_config.cache_dir, "run_timeout_s": 300}
-    cli = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "evaluator",
-            "run",
-            str(jobs),
-            "--out",
-            str(out),
-            "--config",
-            json.dumps(config),
-        ],
-        cwd=REPO,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    command = [sys.executable, "-m", "evaluator", "run", str(jobs), "--out", str(out)]
+    command += ["--config", json.dumps(config)]
+    cli = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True)
+    seen: set[int] = set()
     try:
         deadline = time.monotonic() + 400  # the extension may still need its one build
-        workers: list[tuple[int, Path]] = []
-        while not any((scratch / "device_acquired").exists() for _, scratch in workers):
-            assert cli.poll() is None and time.monotonic() < deadline, "the hang never started running"
+        running = False
+        while not running and cli.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
-            workers = _run_workers_of(cli.pid)
-        time.sleep(1.0)  # inside the candidate's spin now, holding the GIL
-        cli.send_signal(sig)
-        _, stderr = cli.communicate(timeout=30)
+            workers = _workers_of(cli.pid)
+            seen |= {pid for pid, _ in workers}
+            running = any((scratch / "device_acquired").exists() for _, scratch in workers)
+        time.sleep(1.0)  # aimed inside the candidate's spin (holding the GIL); where it lands is not checked
+        cli.send_signal(sig)  # a no-op when the batch has already ended
+        _, stderr = cli.communicate(timeout=120)
     finally:
         cli.kill()
-    (pid, _), *_ = workers
-    assert _gone(pid, within_s=10), f"worker {pid} outlived the evaluator stopped by {sig.name}"
-    verdicts = [json.loads(line)["job_id"] for line in out.read_text().splitlines()]
-    assert verdicts == ["nocode"]  # the cut-off job has no verdict: a resumed batch runs it again
-    if sig == signal.SIGINT:
-        assert cli.returncode == 130 and "interrupted after 1 verdicts" in stderr
+    left = _all_gone(cli.pid, seen, within_s=60)
+    assert not left, f"workers {left} outlived the evaluator stopped by {sig.name}"
+
+    ids = _job_ids(out)
+    assert len(ids) == len(set(ids)) and set(ids) <= {"nocode", "hang"}, ids  # no verdict written twice
+    if cli.returncode == 130:  # SIGINT stopped the batch: it says how many verdicts it wrote
+        assert sig == signal.SIGINT and f"interrupted after {len(ids)} verdicts" in stderr, stderr[-3000:]
+    elif cli.returncode != -sig:  # not stopped at all: the batch ended before the signal
+        assert cli.returncode == 0 and sorted(ids) == ["hang", "nocode"], stderr[-3000:]
+
+    # A resumed batch runs exactly the jobs without a verdict, once each, and keeps the others.
+    resumed = _cli("run", str(jobs), "--out", str(out), "--config", json.dumps(config))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"2 jobs, {len(ids)} already done, {2 - len(ids)} to run" in resumed.stderr, resumed.stderr
+    after = _job_ids(out)
+    assert after[: len(ids)] == ids and sorted(after) == ["hang", "nocode"], after
