@@ -25,6 +25,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.paper_report import REGIONS, write_report
 from graph.runner.jsonl import read_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,7 +82,6 @@ SETUPS: tuple[Config, ...] = (
         "repaired agent, one round of 8 samples at T=0.7: the best-of-n curve",
     ),
 )
-REGIONS = "_regions"  # the suffix of a setup's region-format configuration
 
 
 def _in_format(setup: Config, fmt: str) -> Config:
@@ -327,8 +327,6 @@ def main(argv: list[str] | None = None) -> int:
         return resume(Path(args.verdicts), runs, Path(args.kernelbench))
     if args.cmd == "status":
         return status(runs)
-    from benchmarks.paper_report import write_report
-
     for name in CONFIGS:  # a configuration not generated on this checkout keeps its committed tasks
         seed_from_results(run_dir(runs, name), name, RESULTS)
     return write_report(runs, list(CONFIGS), Path(args.out_dir))

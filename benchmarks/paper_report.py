@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.kernelbench_paper import REGIONS
 from evaluator.config import EvalConfig
 from graph.runner.jsonl import read_jsonl
 from graph.runner.report import metrics
 
 KS = (1, 2, 4, 8)
+REGIONS = "_regions"  # the suffix of a setup's region-format configuration (benchmarks.kernelbench_paper)
 
 
 def load(runs: Path, configs: list[str]) -> list[dict[str, Any]]:
