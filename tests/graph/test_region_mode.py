@@ -17,6 +17,7 @@ from evaluator.problem import load_problem, problem_to_dict
 from evaluator.verdict import make, region_check
 from graph import compile_graph
 from nodes.context import STRATEGIES, Context
+from nodes.state import Candidate
 from tools.evaluator import EVALUATOR
 
 SCALAR = "level1/5_Matrix_scalar_multiplication.py"
@@ -42,6 +43,12 @@ def _region_verdict(job: dict[str, Any], ok: bool) -> dict[str, Any]:
     verdict = make("correct" if ok else "wrong_output", speedup_eager=0.95 if ok else None)
     verdict["evidence"] = {"regions": [region_check(job["regions"][0]["id"], compared)]}
     return {"job_id": job["job_id"], **verdict}
+
+
+def _documented(candidates: list[dict[str, Any]]) -> None:
+    """Every key a candidate carries is one the Candidate record documents."""
+    for candidate in candidates:
+        assert not set(candidate) - set(Candidate.__annotations__), set(candidate)
 
 
 def _zero_shot_judged_right(
@@ -143,6 +150,7 @@ def test_every_strategy_runs_in_region_mode(scripted, task, name) -> None:
         state = compile_graph(name).invoke({"task": task}, context=Context(retrieval_k=1))
     assert all(c["format"] == "regions" and c["local_ok"] for c in state["candidates"])
     assert state["best"]["verdict"]["correct_strict"]
+    _documented(state["candidates"])
 
 
 def test_profiling_guided_offers_the_measured_costliest_region_and_says_its_share(
@@ -244,6 +252,7 @@ def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_fa
     assert state["candidates"][1]["shape_choices"] == {
         "r0": {"shape": "first", "why": "scripted", "valid": True}
     }
+    _documented(state["candidates"])
 
 
 TWINS = """import torch
@@ -346,6 +355,7 @@ def test_fast_second_moves_a_correct_product_onto_the_tiles_the_model_chose(
     shapes = [c["shapes"] for c in state["candidates"]]
     assert shapes == ([{}, {"r0": "tiled"}, {"r0": "tiled"}] if tiles_ok else [{}, {"r0": "tiled"}, {}])
     assert ("block=(16, 16, 1)" in state["best"]["code"]) is tiles_ok
+    _documented(state["candidates"])
 
 
 def test_a_body_that_does_not_move_is_rewritten_for_the_chosen_shape(scripted, kernelbench_dir: Path) -> None:
