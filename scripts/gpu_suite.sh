@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|corpus|regions|regions_kb|shapes|baseline|profiles|throughput|paper|all]
+#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|all]
 #   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
+# suite: the oracle's GPU tests (tests/evaluator); suite_regions: the region framework's (tests/regions: exported
+# kernels, fused epilogues, launch shapes; 14 tests in 7.3 min on the H200, 2026-12-04, each in its own call).
 # Measured on the H200 (2026-11-30): suite ~4.5 min (one ~60 s nvcc build shared by all candidates);
 # profiles ~10 s per problem (~5 min for all 30); baseline: torch.compile timings for 29 problems ~2.7 min
 # (resumable: it measures only what benchmarks/baselines/h200.json lacks); throughput cold batch ~4.5 min,
@@ -28,6 +30,8 @@
 #     -> $OUT/region_verdicts.jsonl, $OUT/evaluator_throughput_regions.json
 #   (KG_REGION_CONFIG replaces its EvalConfig overrides, e.g. to try "workers_per_device": 3; each
 #   verdict's evidence.stage_seconds says where the worker's time went)
+# alone: the same jobs judged by evaluator/ copied into an empty folder, nothing else on the path
+#   KG_REGION_JOBS=.device/regions/jobs.jsonl scripts/gpu_suite.sh alone   -> $OUT/alone_verdicts.jsonl
 # regions_kb: the same kernels as KernelBench programs (load_inline), for KernelBench's own rules:
 #   .venv/bin/python -m benchmarks.regions jobs --launcher load_inline --greedy-only --jobs .device/regions/jobs_kb.jsonl
 #   KG_REGION_KB_JOBS=.device/regions/jobs_kb.jsonl scripts/gpu_suite.sh regions_kb
@@ -60,6 +64,9 @@ run_suite() {
   KG_GPU_SUITE_LOG="$OUT" KG_GPU_SUITE_CACHE="$CACHE/suite" \
     "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/evaluator 2>&1 | tee "$OUT/gpu_suite.log"
 }
+run_suite_regions() {
+  "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/regions 2>&1 | tee "$OUT/gpu_suite_regions.log"
+}
 run_baseline() {
   # resumable: starts from the committed file, measures only what it lacks for this GPU and torch
   [ -e "$OUT/baseline_h200.json" ] || cp benchmarks/baselines/h200.json "$OUT/baseline_h200.json"
@@ -90,6 +97,17 @@ run_regions() {
     --jobs "${KG_REGION_JOBS:?set KG_REGION_JOBS}" --config "${KG_REGION_CONFIG:-$BASELINE_CONFIG}" 2>&1 \
     | tee "$OUT/regions.log"
 }
+run_alone() {
+  # the oracle alone: evaluator/ copied into an empty folder judges region jobs with torch and nothing else
+  # of the project on the path (PYTHONPATH is that folder only)
+  local alone jobs baseline
+  alone=$(mktemp -d) jobs=$(realpath "${KG_REGION_JOBS:?set KG_REGION_JOBS}") baseline="$PWD/benchmarks/baselines/h200.json"
+  cp -r evaluator "$alone/"
+  (cd "$alone" && PYTHONPATH="$alone" "$PY" -m evaluator run "$jobs" --out "$OUT/alone_verdicts.jsonl" \
+    --cache-dir "$CACHE/alone" \
+    --config "{\"reference_compile\": \"baseline\", \"baseline_file\": \"$baseline\", \"workers_per_device\": 4}") 2>&1 \
+    | tee "$OUT/alone.log"
+}
 run_regions_kb() {
   # the same kernels as standalone KernelBench programs (load_inline, an nvcc build each); resumable
   [ -n "${KG_REGION_KB_VERDICTS:-}" ] && [ ! -e "$OUT/region_kb_verdicts.jsonl" ] && \
@@ -109,14 +127,16 @@ run_throughput() {
 
 case "$what" in
   suite) run_suite ;;
+  suite_regions) run_suite_regions ;;
   corpus) run_corpus ;;
   regions) run_regions ;;
+  alone) run_alone ;;
   regions_kb) run_regions_kb ;;
   shapes) run_shapes ;;
   baseline) run_baseline ;;
   profiles) run_profiles ;;
   throughput) run_throughput ;;
   paper) run_paper ;;
-  all) run_suite; run_corpus; run_baseline; run_profiles; run_throughput ;;
+  all) run_suite; run_suite_regions; run_corpus; run_baseline; run_profiles; run_throughput ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
 esac
