@@ -12,6 +12,7 @@ torch's current stream): a standalone KernelBench program. With `nvrtc` it is th
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import re
 import textwrap
@@ -23,7 +24,7 @@ import torch
 from evaluator.problem import Problem
 from regions.contract import Contract
 from regions.model import Region, RegionError
-from regions.trace import Traced, trace_problem
+from regions.trace import Traced, trace_source
 
 REGION_MODULE = "kg_region"
 THREADS = 256
@@ -52,7 +53,7 @@ def export_program(problem: Problem, written: Sequence[Written], launcher: Launc
         raise ValueError(f"launcher must be one of {LAUNCHERS}, not {launcher!r}")
     if not written:
         raise RegionError("no region to export")
-    code = _spliced_forward(trace_problem(problem), [w.region for w in written])
+    code = _spliced_forward(trace_source(problem.source), [w.region for w in written])
     for w in written:
         code = code.replace(f"self.{_call_name(w.region)}(", f"{_ext_name(w.region)}.{_launch(w.contract)}(")
     forward = textwrap.indent(_indexed_children(code).strip("\n"), "    ")
@@ -169,7 +170,7 @@ def _spliced_forward(traced: Traced, regions: Sequence[Region]) -> str:
 
     Regions are spliced one after another; a region that reads another's output reads the call that now
     produces it."""
-    gm = traced.gm
+    gm = copy.deepcopy(traced.gm)  # the trace is shared (trace_source); splicing changes the graph
     produced: dict[str, torch.fx.Node] = {}  # a spliced region's output name -> the call producing it
     for region in regions:
         nodes = {n.name: n for n in gm.graph.nodes}

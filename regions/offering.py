@@ -7,12 +7,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from evaluator.problem import problem_from_dict
 from regions.contract import Contract, render
 from regions.model import Region, RegionError
 from regions.partition import offer, partition
 from regions.shares import profile_shares
-from regions.trace import Traced, trace_problem
+from regions.trace import Traced, trace_source
 
 
 def cut(traced: Traced, ambition: str) -> list[Region]:
@@ -54,8 +53,7 @@ def choose(
 @functools.lru_cache(maxsize=16)
 def _contracted(source: str, ambition: str) -> tuple[list[Region], list[tuple[Region, Contract]], list[str]]:
     """The cut, the regions a contract fits with theirs, why the others have none (cached: read only)."""
-    problem = problem_from_dict({"name": "task", "level": 0, "problem_id": 0, "source": source})
-    regions = cut(trace_problem(problem), ambition)
+    regions = cut(trace_source(source), ambition)
     fit, unfit = contracted(regions)
     return regions, fit, unfit
 

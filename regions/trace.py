@@ -9,6 +9,7 @@ rewritten as `torch.nn.functional.batch_norm`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 import threading
@@ -22,7 +23,7 @@ from torch.fx.node import _get_qualified_name
 from torch.fx.operator_schemas import normalize_function
 from torch.fx.passes.shape_prop import ShapeProp, TensorMetadata
 
-from evaluator.problem import Problem
+from evaluator.problem import Problem, problem_from_dict
 from regions.model import RegionError, Step, TensorInfo
 
 CALLS = ("call_function", "call_method", "call_module")
@@ -127,6 +128,22 @@ def trace_problem(problem: Problem) -> Traced:
         except Exception as exc:
             raise RegionError(f"building Model or its inputs on meta tensors failed: {_why(exc)}") from exc
         return _describe(problem.name, graph_module(model, inputs), inputs)
+
+
+def trace_source(source: str) -> Traced:
+    """A problem's trace by its source, made once per process: the offering cuts it and export splices a
+    copy of it, so a candidate's problem is traced once, however many samples ask for it at the same time.
+    Read only: whoever changes its graph copies it."""
+    with _TRACES:
+        return _traced(source)
+
+
+_TRACES = threading.Lock()
+
+
+@functools.lru_cache(maxsize=16)
+def _traced(source: str) -> Traced:
+    return trace_problem(problem_from_dict({"name": "task", "level": 0, "problem_id": 0, "source": source}))
 
 
 def graph_module(model: torch.nn.Module, inputs: list[Any]) -> torch.fx.GraphModule:

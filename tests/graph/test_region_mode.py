@@ -13,6 +13,7 @@ from graph_fakes import TASK, answer, choosing
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+import regions.trace
 from evaluator.problem import load_problem, problem_to_dict
 from evaluator.verdict import make, region_check
 from graph import compile_graph
@@ -81,6 +82,23 @@ def test_zero_shot_writes_one_kernel_body_and_the_framework_the_program(scripted
     assert job["regions"][0]["spec"]["steps"][0]["code"].endswith("= A * s")  # the region's PyTorch line
     event = next(e for e in state["events"] if e["node"] == "generate")
     assert event["inputs"]["format"] == "regions" and event["outputs"]["answers"] == {"r0": 1}
+
+
+def test_the_problem_is_traced_once_for_its_offer_and_its_programs(scripted, task, monkeypatch) -> None:
+    """The offering and export share one trace of the task (export splices a copy of it)."""
+    traced: list[str] = []
+    real = regions.trace.trace_problem
+
+    def counted(problem: Any) -> Any:
+        traced.append(problem.name)
+        return real(problem)
+
+    monkeypatch.setattr(regions.trace, "trace_problem", counted)
+    scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
+    fresh = {**task, "source": task["source"] + "\n# a source no earlier test traced\n"}
+    state, _ = _zero_shot_judged_right(fresh, Context(samples=2))
+    assert len(traced) == 1 and len(state["candidates"]) == 2
+    assert all("load_region_kernel(" in c["code"] for c in state["candidates"])
 
 
 def test_refinement_repairs_the_region_from_the_element_the_gpu_named(scripted, task) -> None:
