@@ -119,9 +119,12 @@ def _source_constant(region: Region, cuda: str) -> tuple[str, str, str]:
     """The module constant that holds a region's CUDA source: its name, its definition, and a content key
     (a changed kernel gets a new build name, so no cache ever serves the old one)."""
     name = f"_KG_CUDA_{region.id}"
+    # Model text enters the program only inside this literal, escaped: a body holding quotes or
+    # backslashes (`""" + <python> + r"""` in a comment) cannot end the string and become code.
+    literal = cuda.replace("\\", "\\\\").replace('"', '\\"')
     definition = f'''
-{name} = r"""
-{cuda}"""
+{name} = """
+{literal}"""
 '''
     return name, definition, hashlib.sha256(cuda.encode()).hexdigest()[:12]
 

@@ -5,6 +5,7 @@ accept the program."""
 
 from __future__ import annotations
 
+import ast
 import types
 from pathlib import Path
 from typing import Any
@@ -217,3 +218,30 @@ def test_the_gpu_suites_bodies_pass_the_local_checks(kernelbench_dir: Path, case
     (region,) = offer(partition(trace_problem(load_problem(kernelbench_dir / case))), "conservative")
     checked = check(render(region), BODIES[case])
     assert checked.ok, checked.errors
+
+
+ESCAPES = [
+    '// a comment that closes the literal: """ + str(__import__("os").getpid()) + r"""',
+    "// a raw string's end: \"\"\" and a backslash at the end \\",
+    'float t1 = 0.0f; // "quoted", \\n, \\\\ and a lone quote at the end "',
+]
+
+
+@pytest.mark.parametrize("launcher", ["load_inline", "nvrtc"])
+@pytest.mark.parametrize("body", ESCAPES)
+def test_model_text_stays_inside_its_string_literal(kernelbench_dir: Path, launcher: str, body: str) -> None:
+    """Whatever the body holds, the program's only trace of it is the kernel source constant, whose value
+    is the kernel exactly: the model's text never becomes Python."""
+    problem = shrink_problem(load_problem(kernelbench_dir / CASES[0]), cap=8)
+    (region,) = offer(partition(trace_problem(problem)), "conservative")
+    contract = render(region)
+    program = export_program(problem, [Written(region, contract, body)], launcher)
+    plain = export_program(problem, [Written(region, contract, "float t1 = 0.0f;")], launcher)
+    tree, plain_tree = ast.parse(program), ast.parse(plain)
+    assert [type(n) for n in tree.body] == [type(n) for n in plain_tree.body]  # no statement added
+    assigns = [n for n in tree.body if isinstance(n, ast.Assign)]
+    (constant,) = [n for n in assigns if "_KG_CUDA" in ast.unparse(n.targets[0])]
+    source = ast.literal_eval(constant.value)  # a plain string: no expression around or inside it
+    assert body in source
+    if launcher == "nvrtc":
+        assert source == "\n" + contract.assemble(body)
