@@ -11,11 +11,13 @@ after any stop.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -157,7 +159,9 @@ def list_tasks(args: argparse.Namespace) -> int:
 
     rows = demo_tasks()
     if args.kernelbench_dir:
-        rows += kernelbench_tasks(args.kernelbench_dir, parse_ranges(args.level), parse_ranges(args.problems))
+        with _task_errors():
+            levels, ids = parse_ranges(args.level), parse_ranges(args.problems)
+            rows += kernelbench_tasks(args.kernelbench_dir, levels, ids, on_skip=_skipped)
     print("tasks (level 0 = the demo tasks; --tasks picks demo numbers):")
     for task in rows:
         print(f"  {task['problem_id']:>3}  {task_key(task)}")
@@ -166,6 +170,23 @@ def list_tasks(args: argparse.Namespace) -> int:
     for preset in PRESETS.values():
         print(f"  {preset.name:<17} ({preset.strategy}) {preset.description}")
     return 0
+
+
+@contextlib.contextmanager
+def _task_errors() -> Iterator[None]:
+    """A task selection that names nothing, or a directory that is not there, is one line, not a traceback."""
+    from evaluator.problem import ProblemError
+    from graph.runner.suite import SuiteError
+
+    try:
+        yield
+    except (SuiteError, ProblemError) as exc:
+        raise SystemExit(f"run.py: {exc}") from None
+
+
+def _skipped(reason: str) -> None:
+    """A problem file that cannot be used is left out and said, and the run goes on."""
+    print(f"skipped: {reason}", file=sys.stderr)
 
 
 def parse_prompts(items: list[str]) -> dict[str, str]:
@@ -240,7 +261,8 @@ def new_settings(args: argparse.Namespace) -> dict[str, Any]:
         if deferred and "evaluator" not in fields and "evaluator" not in preset_fields:
             fields["evaluator"] = "deferred"
     strategies = args.strategy or ([PRESETS[args.preset].strategy] if args.preset else list(STRATEGIES))
-    tasks = select_tasks(args.kernelbench_dir, args.level, args.problems, args.tasks)
+    with _task_errors():
+        tasks = select_tasks(args.kernelbench_dir, args.level, args.problems, args.tasks, on_skip=_skipped)
     return {
         "strategies": list(dict.fromkeys(strategies)),
         "format": args.format or "regions",

@@ -90,37 +90,61 @@ def load_problem(path: str | Path) -> Problem:
     p = Path(path)
     if not p.is_file():
         raise ProblemError(f"{p}: no such problem file")
-    match = _NAME.match(p.name)
-    problem_id = int(match.group(1)) if match else None
-    name = match.group(2) if match else p.stem
-    level_match = re.match(r"^level(\d+)$", p.parent.name)
-    level = int(level_match.group(1)) if level_match else None
+    name, level, problem_id = _place(p)
     return problem_from_source(p.read_text(), name=name, level=level, problem_id=problem_id, path=str(p))
+
+
+def _place(path: Path) -> tuple[str, int | None, int | None]:
+    """Name, level and id from the path alone, so a selection never reads the files it leaves out."""
+    match = _NAME.match(path.name)
+    level_match = re.match(r"^level(\d+)$", path.parent.name)
+    return (
+        match.group(2) if match else path.stem,
+        int(level_match.group(1)) if level_match else None,
+        int(match.group(1)) if match else None,
+    )
+
+
+def scan_problems(
+    root: str | Path, levels: Iterable[int] | None = None, ids: Iterable[int] | None = None
+) -> tuple[list[Problem], list[ProblemError]]:
+    """The selected problems of a file or a directory (itself a level dir or holding level dirs) that load,
+    and why each selected file that does not cannot be used: a user's directory may hold a broken file,
+    and the others still run."""
+    root = Path(root)
+    if root.is_file():
+        files = [root]
+    elif root.is_dir():
+        files = sorted(root.glob("level*/*.py")) or sorted(root.glob("*.py"))
+    else:
+        raise ProblemError(f"{root}: neither a problem file nor a directory")
+    level_set = set(levels) if levels is not None else None
+    id_set = set(ids) if ids is not None else None
+    problems: list[Problem] = []
+    broken: list[ProblemError] = []
+    for f in files:
+        _, level, problem_id = _place(f)
+        if f != root and (
+            f.name.startswith("_")
+            or (level_set is not None and level not in level_set)
+            or (id_set is not None and problem_id not in id_set)
+        ):
+            continue
+        try:
+            problems.append(load_problem(f))
+        except (ProblemError, OSError, UnicodeDecodeError) as exc:
+            broken.append(exc if isinstance(exc, ProblemError) else ProblemError(f"{f}: unreadable ({exc})"))
+    problems.sort(key=lambda p: (p.level or 0, p.problem_id or 0, p.name))
+    return problems, broken
 
 
 def load_problems(
     root: str | Path, levels: Iterable[int] | None = None, ids: Iterable[int] | None = None
 ) -> list[Problem]:
-    """Load a file or every problem under a directory (itself a level dir or holding level dirs)."""
-    root = Path(root)
-    if root.is_file():
-        return [load_problem(root)]
-    if not root.is_dir():
-        raise ProblemError(f"{root}: neither a problem file nor a directory")
-    files = sorted(root.glob("level*/*.py")) or sorted(root.glob("*.py"))
-    level_set = set(levels) if levels is not None else None
-    id_set = set(ids) if ids is not None else None
-    problems = []
-    for f in files:
-        if f.name.startswith("_"):
-            continue
-        prob = load_problem(f)
-        if level_set is not None and prob.level not in level_set:
-            continue
-        if id_set is not None and prob.problem_id not in id_set:
-            continue
-        problems.append(prob)
-    problems.sort(key=lambda p: (p.level or 0, p.problem_id or 0, p.name))
+    """Like `scan_problems`, for callers that need every selected file: the first broken one is an error."""
+    problems, broken = scan_problems(root, levels, ids)
+    if broken:
+        raise broken[0]
     return problems
 
 

@@ -103,6 +103,29 @@ def test_list_tasks_shows_demo_and_kernelbench_tasks(kernelbench_dir, capsys) ->
     assert "L0/Small_MLP" in out and "L2/Conv2D_ReLU_BiasAdd" in out and "repaired-agent" in out
 
 
+def test_a_broken_problem_file_is_skipped_with_its_reason_and_a_bad_selection_is_one_line(
+    kernelbench_dir, tmp_path, capsys
+) -> None:
+    (tmp_path / "level1").mkdir()
+    good = next((kernelbench_dir / "level1").glob("1_*.py"))
+    (tmp_path / "level1" / good.name).write_text(good.read_text())
+    (tmp_path / "level1" / "2_Broken.py").write_text("def broken(:\n")
+    assert run.main(["--list-tasks", "--kernelbench-dir", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "L1/Square_matrix_multiplication_" in captured.out
+    assert f"skipped: {tmp_path}/level1/2_Broken.py: not valid Python" in captured.err
+    settings = run.new_settings(run.build_parser().parse_args(["--kernelbench-dir", str(tmp_path)]))
+    assert [t["name"] for t in settings["tasks"]] == ["Square_matrix_multiplication_"]
+    for args, reason in [
+        (["--kernelbench-dir", str(tmp_path / "missing")], "does not exist"),
+        (["--kernelbench-dir", str(tmp_path), "--level", "7"], "no task matches level 7"),
+        (["--kernelbench-dir", str(tmp_path), "--problems", "3-1"], "the end is before the start"),
+    ]:
+        with pytest.raises(SystemExit, match=f"^run.py: .*{reason}"):
+            run.main(["--out", str(tmp_path / "run"), *args])
+        assert not (tmp_path / "run").exists()  # nothing was started
+
+
 def test_a_sweep_writes_results_trace_and_table(tmp_path, capsys) -> None:
     backend = ScriptedBackend()
     with use_model(backend):

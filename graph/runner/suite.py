@@ -7,10 +7,11 @@ A task is the graph's input (`nodes.state.Task`: name, level, problem_id, source
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evaluator.problem import Problem, load_problem, load_problems
+from evaluator.problem import Problem, load_problem, scan_problems
 from graph.demo_tasks import DEMO_LEVEL, demo_paths
 
 
@@ -60,11 +61,19 @@ def demo_tasks(ids: list[int] | None = None) -> list[dict[str, Any]]:
     return [t for t in tasks if ids is None or t["problem_id"] in ids]
 
 
-def kernelbench_tasks(root: Path, levels: list[int] | None, ids: list[int] | None) -> list[dict[str, Any]]:
-    """Problems of a KernelBench-format directory (``levelN/<id>_<name>.py``)."""
+def kernelbench_tasks(
+    root: Path, levels: list[int] | None, ids: list[int] | None, on_skip: Callable[[str], None] | None = None
+) -> list[dict[str, Any]]:
+    """Problems of a KernelBench-format directory (``levelN/<id>_<name>.py``). A selected file that is not
+    a usable problem is passed to `on_skip` with its reason and left out; without `on_skip` it is an error."""
     if not root.is_dir():
         raise SuiteError(f"KernelBench directory {root} does not exist")
-    return [as_task(p) for p in load_problems(root, levels=levels, ids=ids)]
+    problems, broken = scan_problems(root, levels=levels, ids=ids)
+    for error in broken:
+        if on_skip is None:
+            raise SuiteError(str(error))
+        on_skip(str(error))
+    return [as_task(p) for p in problems]
 
 
 def select_tasks(
@@ -72,10 +81,12 @@ def select_tasks(
     levels: str | None = None,
     problems: str | None = None,
     tasks: str | None = None,
+    on_skip: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Resolve the CLI's task options into the ordered task list; never empty."""
+    """Resolve the CLI's task options into the ordered task list; never empty. A broken problem file goes
+    to `on_skip` (see kernelbench_tasks)."""
     if kernelbench_dir is not None:
-        selected = kernelbench_tasks(kernelbench_dir, parse_ranges(levels), parse_ranges(problems))
+        selected = kernelbench_tasks(kernelbench_dir, parse_ranges(levels), parse_ranges(problems), on_skip)
     else:
         selected = demo_tasks(parse_ranges(tasks or problems))
     if not selected:

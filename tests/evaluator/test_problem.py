@@ -2,7 +2,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.problem import ProblemError, load_problem, load_problems, problem_from_source, shrink_problem
+from evaluator.problem import (
+    ProblemError,
+    load_problem,
+    load_problems,
+    problem_from_source,
+    scan_problems,
+    shrink_problem,
+)
 
 
 def test_loads_the_thirty_kernelbench_problems(kernelbench_dir: Path) -> None:
@@ -18,6 +25,32 @@ def test_selects_levels_and_ids(kernelbench_dir: Path) -> None:
     picked = load_problems(kernelbench_dir, levels=[2], ids=[1, 9])
     assert [(p.level, p.problem_id) for p in picked] == [(2, 1), (2, 9)]
     assert load_problems(kernelbench_dir / "level3" / "4_LeNet5.py")[0].name == "LeNet5"
+
+
+def _directory_with_a_broken_problem(kernelbench_dir: Path, root: Path) -> Path:
+    (root / "level1").mkdir()
+    for good in sorted((kernelbench_dir / "level1").glob("[12]_*.py")):
+        (root / "level1" / good.name).write_text(good.read_text())
+    (root / "level1" / "3_Broken.py").write_text("def broken(:\n")
+    model_only = "import torch\nclass Model(torch.nn.Module):\n    pass\n"
+    (root / "level1" / "4_Missing_inputs.py").write_text(model_only)
+    return root
+
+
+def test_a_scan_keeps_the_good_problems_and_says_why_each_broken_one_is_left_out(
+    kernelbench_dir: Path, tmp_path: Path
+) -> None:
+    root = _directory_with_a_broken_problem(kernelbench_dir, tmp_path)
+    problems, broken = scan_problems(root)
+    assert [p.problem_id for p in problems] == [1, 2]
+    assert [str(e) for e in broken] == [
+        f"{root}/level1/3_Broken.py: not valid Python (invalid syntax, line 1)",
+        f"{root}/level1/4_Missing_inputs.py: missing get_inputs, get_init_inputs"
+        " (a KernelBench problem defines Model, get_inputs, get_init_inputs)",
+    ]
+    assert scan_problems(root, ids=[2]) == (problems[1:], [])  # a file left out of the selection is not read
+    with pytest.raises(ProblemError, match="3_Broken.py: not valid Python"):
+        load_problems(root)
 
 
 def test_malformed_problem_names_what_is_missing(tmp_path: Path) -> None:

@@ -55,3 +55,16 @@ def test_kernelbench_selection(kernelbench_dir) -> None:
     assert all("class Model" in t["source"] for t in tasks)
     with pytest.raises(SuiteError):
         select_tasks(kernelbench_dir, levels="9")
+
+
+def test_a_broken_problem_goes_to_on_skip_or_is_an_error(kernelbench_dir, tmp_path) -> None:
+    (tmp_path / "level2").mkdir()
+    good = next((kernelbench_dir / "level2").glob("1_*.py"))
+    (tmp_path / "level2" / good.name).write_text(good.read_text())
+    (tmp_path / "level2" / "2_Empty.py").write_text("")
+    skipped: list[str] = []
+    tasks = select_tasks(tmp_path, on_skip=skipped.append)
+    assert [t["problem_id"] for t in tasks] == [1]
+    assert len(skipped) == 1 and "2_Empty.py: missing" in skipped[0]
+    with pytest.raises(SuiteError, match="2_Empty.py: missing"):
+        select_tasks(tmp_path)
