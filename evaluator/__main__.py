@@ -24,6 +24,16 @@ def _config(args: argparse.Namespace) -> EvalConfig:
     return EvalConfig().replace(**overrides)
 
 
+def _scanned(root: str, args: argparse.Namespace) -> list[Any]:
+    """The directory's selected problems; each file that is not a usable problem is said and left out."""
+    from evaluator.problem import scan_problems
+
+    problems, broken = scan_problems(root, *_selection(args))
+    for error in broken:
+        print(f"skipped: {error}", file=sys.stderr)
+    return problems
+
+
 def _selection(args: argparse.Namespace) -> tuple[list[int] | None, list[int] | None]:
     """--levels and --ids as lists of numbers (None: no filter)."""
     levels = [int(x) for x in args.levels.split(",")] if args.levels else None
@@ -88,13 +98,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from evaluator.problem import load_problem, load_problems
+    from evaluator.problem import load_problem
     from evaluator.profile import profile_problem
 
     config = _config(args)
     store = Path(args.out) if args.out else None
     if Path(args.problem).is_dir():
-        problems = load_problems(args.problem, *_selection(args))
+        problems = _scanned(args.problem, args)
         failed = 0
         for problem in problems:
             result = profile_problem(problem, config, store)
@@ -111,10 +121,9 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     import torch
 
     from evaluator import baseline, device
-    from evaluator.problem import load_problems
 
     config = _config(args)
-    problems = load_problems(args.root, *_selection(args))
+    problems = _scanned(args.root, args)
     gpu = device.gpu_name(config.backend)
     known = {} if args.force else baseline.recorded(args.out, gpu, torch.__version__)
     measured = baseline.measure(problems, config, args.budget_s, known)
@@ -164,7 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="measure again what --out already holds")
     p.set_defaults(fn=cmd_baseline)
     args = parser.parse_args(argv)
-    return args.fn(args)
+    from evaluator.problem import ProblemError
+
+    try:
+        return args.fn(args)
+    except ProblemError as exc:  # a problem file or directory that cannot be used: one line, no traceback
+        raise SystemExit(f"python -m evaluator: {exc}") from None
 
 
 if __name__ == "__main__":

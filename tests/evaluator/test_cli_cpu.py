@@ -24,6 +24,23 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+def test_a_broken_problem_is_one_line_and_a_directory_scan_skips_it(tmp_path: Path) -> None:
+    (tmp_path / "level1").mkdir()
+    broken = tmp_path / "level1" / "3_Broken.py"
+    broken.write_text("def broken(:\n")
+    checked = _cli("check", str(broken), str(broken), "--backend", "cpu")
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr
+    why = f"{broken}: not valid Python (invalid syntax, line 1)"
+    assert checked.stderr.strip() == f"python -m evaluator: {why}"
+    profiled = _cli("profile", str(tmp_path), "--backend", "cpu", "--out", str(tmp_path / "profiles"))
+    assert profiled.returncode == 0 and "Traceback" not in profiled.stderr
+    assert f"skipped: {broken}: not valid Python" in profiled.stderr
+    missing = _cli("baseline", str(tmp_path / "nowhere"), "--out", str(tmp_path / "b.json"))
+    assert missing.returncode == 1
+    nowhere = tmp_path / "nowhere"
+    assert missing.stderr.strip() == f"python -m evaluator: {nowhere}: neither a problem file nor a directory"
+
+
 @pytest.mark.slow
 def test_run_is_resumable_and_skips_bad_lines(
     tmp_path: Path, cpu_config: EvalConfig, relu_problem: Problem
