@@ -197,6 +197,20 @@ def _f(code: str, severity: str, message: str, line: int | None) -> Finding:
     return {"code": code, "severity": severity, "message": message, "line": line}
 
 
+_LAUNCHER = ("evaluator.regions.launch", "load_region_kernel")  # what an exported region program imports
+
+
+def _region_launcher(node: ast.Import | ast.ImportFrom) -> bool:
+    """`from evaluator.regions.launch import load_region_kernel`, the one part of the evaluator a candidate
+    may import: anything else (the harness's comparison, the timer) would let it judge itself."""
+    return (
+        isinstance(node, ast.ImportFrom)
+        and node.level == 0
+        and node.module == _LAUNCHER[0]
+        and all(a.name == _LAUNCHER[1] for a in node.names)
+    )
+
+
 def _check_sandbox(tree: ast.Module) -> list[Finding]:
     out: list[Finding] = []
     os_names: set[str] = set()
@@ -211,6 +225,16 @@ def _check_sandbox(tree: ast.Module) -> list[Finding]:
                             "forbidden_import",
                             "reject",
                             f"imports {mod}: process, file, network or introspection access",
+                            node.lineno,
+                        )
+                    )
+                elif top == "evaluator" and not _region_launcher(node):
+                    out.append(
+                        _f(
+                            "judge_import",
+                            "reject",
+                            f"imports {mod}: the evaluator's own code (a region program may import only "
+                            f"{_LAUNCHER[0]}'s {_LAUNCHER[1]})",
                             node.lineno,
                         )
                     )

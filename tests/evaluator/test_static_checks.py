@@ -68,6 +68,10 @@ def test_reference_op_reuse_is_named() -> None:
         ("import gc\nclass ModelNew:\n    pass\n", "forbidden_import"),
         ("class ModelNew:\n    def forward(self, x):\n        return eval('x')\n", "forbidden_call"),
         ("from os import system\nclass ModelNew:\n    pass\n", "forbidden_import"),
+        ("from evaluator import harness\nclass ModelNew:\n    pass\n", "judge_import"),
+        ("import evaluator.harness as h\nclass ModelNew:\n    pass\n", "judge_import"),
+        ("from evaluator.regions.launch import nvrtc\nclass ModelNew:\n    pass\n", "judge_import"),
+        ("import evaluator.regions.launch\nclass ModelNew:\n    pass\n", "judge_import"),
         ("class ModelNew(:\n", "syntax_error"),
         ("class Other:\n    pass\n", "no_model_new"),
     ],
@@ -76,6 +80,11 @@ def test_more_refusals(source: str, code: str) -> None:
     findings = check_candidate(source)
     assert code in {f["code"] for f in findings if f["severity"] == "reject"}
     assert rejected(findings)
+
+
+def test_a_region_program_may_import_the_region_launcher_and_nothing_else_of_the_evaluator() -> None:
+    source = "from evaluator.regions.launch import load_region_kernel\nclass ModelNew:\n    pass\n"
+    assert "judge_import" not in {f["code"] for f in check_candidate(source)}
 
 
 def test_kernel_reached_through_helpers_and_attributes_counts_as_called() -> None:
