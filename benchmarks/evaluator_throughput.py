@@ -82,10 +82,12 @@ def batch(
     if whole is not None:
         whole.close()
     compiles = sum(_compiles(v) for v in results)
-    stage = Counter()
+    stage, worker_stage = Counter(), Counter()
     for v in results:
         for k, s in (v["evidence"].get("seconds") or {}).items():
             stage[k] += s
+        for k, s in (v["evidence"].get("stage_seconds") or {}).items():
+            worker_stage[k] += s
     summary = {
         "label": label,
         "n": len(jobs),
@@ -98,6 +100,9 @@ def batch(
         "verdicts": dict(Counter(v["verdict"] for v in results)),
         "verdicts_kernelbench": dict(Counter(v["verdict_kernelbench"] for v in results)),
         "stage_seconds_sum": {k: round(s, 2) for k, s in stage.items()},
+        # inside the run workers: where a run's time goes (load includes the wait for a share of the device,
+        # wait_device the wait to have it alone for profiling and timing)
+        "worker_stage_seconds_sum": {k: round(s, 2) for k, s in worker_stage.items()},
         "per_job": {
             j.job_id: {
                 "verdict": v["verdict"],

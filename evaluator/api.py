@@ -33,6 +33,8 @@ _HACK_FAILURES = {
     "custom_kernel_share_below_min",
     "reference_work_still_runs",  # every kernel the reference launches still runs as often
     "output_ignores_custom_kernels",  # skipping the custom kernels leaves the output as it was
+    "custom_kernels_only_copy",  # every extension call gave back a copy or cast of an argument
+    "judge_tampered",  # the worker's own code or the libraries it judges with were changed at run time
 }
 
 
@@ -136,6 +138,9 @@ def _prepare(st: _State) -> Verdict | None:
     st.seconds["static"] = time.perf_counter() - t
     if static_checks.rejected(st.findings):
         return _verdict(st, "static_reject", {"reason": "refused before running"}, "")
+    if not _builds_ahead(st.source):
+        st.seconds["build"] = 0.0
+        return None
     marker = _build_marker(st)
     cached = _read_marker(marker)
     if cached is not None:
@@ -180,31 +185,13 @@ def _prepare(st: _State) -> Verdict | None:
 
 
 def _run(st: _State, slot: int) -> Verdict:
-    prebuilt = st.build is None or (st.build.result or {}).get("stage") == "done"
-    timeout = st.config.run_timeout_s + (0 if prebuilt else st.config.compile_timeout_s)
-    payload = {
-        "candidate": st.source,
-        "problem": st.job.problem.to_dict(),
-        "config": st.config.to_dict(),
-        "arch": device.arch_list(st.config.backend),
-        "baseline_entry": _baseline_entry(st),
-        "regions": st.job.regions,
-    }
-    payload["device_lock"] = str(_device_lock(st.config, slot))
-    t = time.perf_counter()
-    run = sandbox.run_worker(
-        "run",
-        payload,
-        st.config.run_timeout_s,
-        _env(st.config, build=False, slot=slot),
-        st.config.log_tail_chars,
-        start_marker="device_acquired",
-        pre_start_timeout_s=timeout + st.config.run_timeout_s,
-        group=st.workers,
-    )
-    st.seconds["run"] = time.perf_counter() - t
-    if run.started_after_s is not None:
-        st.seconds["load_and_wait"] = run.started_after_s
+    shares = _shares(st.config)
+    run = _run_worker(st, slot, shares, alone=shares == 1)
+    if shares > 1 and _out_of_memory(run):
+        # Beside other workers' checks the device may lack the memory this run needs: judge it again with
+        # the device to itself, so a verdict never depends on what ran beside it.
+        st.seconds["run_shared"] = st.seconds.pop("run")
+        run = _run_worker(st, slot, shares, alone=True)
     r = run.result or {}
     builds = r.get("builds") or ((st.build.result or {}).get("builds") if st.build else None)
     evidence: dict[str, Any] = {
@@ -261,6 +248,49 @@ def _run(st: _State, slot: int) -> Verdict:
     )
 
 
+def _run_worker(st: _State, slot: int, shares: int, alone: bool) -> sandbox.WorkerRun:
+    """The run worker: on a share of its device (`alone`: the whole of it) once it has loaded."""
+    prebuilt = st.build is None or (st.build.result or {}).get("stage") == "done"
+    timeout = st.config.run_timeout_s + (0 if prebuilt else st.config.compile_timeout_s)
+    payload = {
+        "candidate": st.source,
+        "problem": st.job.problem.to_dict(),
+        "config": st.config.to_dict(),
+        "arch": device.arch_list(st.config.backend),
+        "baseline_entry": _baseline_entry(st),
+        "regions": st.job.regions,
+        "device_lock": str(_device_lock(st.config, slot)),
+        "device_shares": shares,
+        "alone": alone,
+    }
+    t = time.perf_counter()
+    run = sandbox.run_worker(
+        "run",
+        payload,
+        st.config.run_timeout_s,
+        _env(st.config, build=False, slot=slot),
+        st.config.log_tail_chars,
+        start_marker="device_acquired",
+        pre_start_timeout_s=timeout + st.config.run_timeout_s,
+        group=st.workers,
+    )
+    st.seconds["run"] = time.perf_counter() - t
+    if run.started_after_s is not None:
+        st.seconds["load_and_wait"] = run.started_after_s
+    return run
+
+
+def _shares(config: EvalConfig) -> int:
+    """Workers checking side by side on one device: a GPU only (CPU workers would share the cores that do
+    the work, and slow each other's checks down)."""
+    return max(1, config.device_shares) if config.backend == "cuda" else 1
+
+
+def _out_of_memory(run: sandbox.WorkerRun) -> bool:
+    error = (run.result or {}).get("error") or {}
+    return error.get("type") == "OutOfMemoryError" or "CUDA out of memory" in str(error.get("message", ""))
+
+
 def _verdict(
     st: _State,
     verdict: str,
@@ -308,17 +338,27 @@ def _env(config: EvalConfig, build: bool, slot: int = 0) -> dict[str, str]:
 
 
 def _run_slots(backend: str, per_device: int) -> list[int]:
-    """`per_device` workers per device: one holds it while the others import torch, load their candidate
-    and wait (the device lock makes the runs themselves one at a time)."""
-    devices = ([g.index for g in device.gpus()] or [0]) if backend == "cuda" else [0]
-    return devices * max(1, per_device)
+    """`per_device` workers per GPU: some check or measure (evaluator.device_share) while the others import
+    torch and load their candidate. On the cpu backend the device is the cores the starting workers would
+    take from the one that runs: one runs, one starts."""
+    if backend != "cuda":
+        return [0] * min(2, max(1, per_device))
+    return ([g.index for g in device.gpus()] or [0]) * max(1, per_device)
 
 
 def _device_lock(config: EvalConfig, slot: int) -> Path:
-    """One run per device across every evaluator process on this host: the worker flocks this file."""
+    """Where the device's shares live for every evaluator process on this host (evaluator.device_share):
+    the workers flock files beside this path."""
     lock_dir = Path(config.cache_dir) / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
     return lock_dir / f"{config.backend}{slot}.lock"
+
+
+def _builds_ahead(source: str) -> bool:
+    """Whether a build worker has anything to do: a C++/CUDA extension (torch.utils.cpp_extension). A
+    region program compiles its kernels with NVRTC in a fraction of a second as it loads, so a separate
+    build process (seconds to start, import torch and exit) would only delay it."""
+    return "cpp_extension" in source or "load_inline" in source
 
 
 def _build_marker(st: _State) -> Path:

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evaluator import copycheck
+
 _KERNEL_NAME = re.compile(r"__global__[^;{(]*?\b(\w+)\s*\(")
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
 
@@ -48,6 +50,7 @@ class BuildRecorder:
         self.skipping = False  # the skip trial: extension calls return poisoned stand-ins, run nothing
         self.skipped = 0
         self.returned: dict[str, Any] = {}  # function name -> the form of what it last returned
+        self.copy_calls: list[str] | None = None  # the copy check (evaluator.copycheck): each call's kind
 
     def building(self) -> bool:
         return getattr(self.in_build, "active", False)
@@ -70,10 +73,14 @@ class ExtensionProxy:
             if recorder.skipping and name in recorder.returned:
                 recorder.skipped += 1
                 return poisoned(recorder.returned[name])
+            checking = recorder.copy_calls is not None
+            probe = _probe(args, kwargs) if checking else None
             t0 = time.perf_counter()
             try:
                 out = value(*args, **kwargs)
                 recorder.returned[name] = form_of(out)
+                if checking and recorder.copy_calls is not None:
+                    recorder.copy_calls.append(_classify(probe, out))
                 return out
             finally:
                 recorder.calls += 1
@@ -83,6 +90,26 @@ class ExtensionProxy:
 
     def __repr__(self) -> str:
         return repr(object.__getattribute__(self, "_kg_module"))
+
+
+def _probe(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    try:
+        return copycheck.CallProbe(args, kwargs)
+    except copycheck.OUT_OF_MEMORY:
+        raise
+    except Exception:  # noqa: BLE001 - no snapshot: the call is not judged a copy
+        return None
+
+
+def _classify(probe: Any, out: Any) -> str:
+    if probe is None:
+        return "unknown"
+    try:
+        return str(probe.classify(out))
+    except copycheck.OUT_OF_MEMORY:
+        raise
+    except Exception:  # noqa: BLE001 - not judged a copy
+        return "unknown"
 
 
 def form_of(value: Any) -> Any:

@@ -43,6 +43,20 @@ class EvalConfig:
     # A reference whose every output is within this of zero cannot tell a kernel from zeros.
     tiny_output_abs: float = 1e-3
     strict_scale_rtol: float = 1e-2
+    # One more strict trial, floating inputs in [-extreme_input_scale, extreme_input_scale): past float32's
+    # exp overflow (~88.7), where an unguarded exp (softmax without its max subtraction) gives NaN while
+    # the reference stays finite; products of 1e2-sized values stay far from float32's range.
+    extreme_trial: bool = True
+    extreme_input_scale: float = 100.0
+    # Strict numerics (evaluator.numerics): each floating output's tolerance comes from the reference's own
+    # float32 error against a float64 run of it: max(numerics_factor x that error, numerics_floor_ulps x the
+    # dtype's eps x the output's largest value). Calibrated in benchmarks/numerics_calibration.py.
+    numerics: bool = True
+    numerics_factor: float = 32.0
+    numerics_floor_ulps: float = 64.0
+    numerics_trials: int = 2  # KernelBench trials the float64 run is made on; the tolerance holds for all 5
+    numerics_max_reference_s: float = 1.0  # no float64 run for a reference slower than this a call
+    numerics_budget_s: float = 60.0  # float64 runs stop (atol/rtol judge the rest) once they took this long
     # A forward whose compiled kernels take less than this share of its time is torch in disguise.
     min_custom_share: float = 0.01
     allow_tf32: bool = False
@@ -54,6 +68,10 @@ class EvalConfig:
     # them). Kernels under ~10 ms a call still get all 100; a 50 ms naive matmul gets ~20.
     timing_budget_s: float | None = 2.0
     timing_min_trials: int = 10
+    # ... and as soon as each timed function's median is known to within this fraction (95% interval from
+    # order statistics; None: never). Most of a correct region candidate's time on the device was timing
+    # (H200: 86 s of 139 for 60 jobs), and for ms-scale kernels that agree to 1% the 100 trials add nothing.
+    timing_precision: float | None = 0.01
     l2_flush_bytes: int = 256 * 1024 * 1024
     reverify_speedup_above: float = 10.0
     # 'same_process' times torch.compile of the reference in the candidate's process; 'baseline' takes it
@@ -64,10 +82,14 @@ class EvalConfig:
     gpu_memory_fraction: float = 0.9
     cache_dir: str = field(default_factory=default_cache_dir)
     build_jobs: int = 2
-    # Run workers per device: while one holds the device, the others start (torch import, CUDA context,
-    # loading the candidate). Two hide a start behind a whole-program run; a run of a few seconds, as a
-    # region candidate's can be, may need more to keep the device busy.
-    workers_per_device: int = 2
+    # Run workers per device: while some check or measure, the others start (torch import, CUDA context,
+    # the judge's snapshot, loading the candidate: ~5 s). A region candidate's time on the device is a second
+    # or two, so it takes several starting workers to keep one GPU busy (H200, 60 region jobs, cold:
+    # 17.7 verdicts/min with four, 24.6 with eight). On the cpu backend at most two (api._run_slots).
+    workers_per_device: int = 8
+    # How many of them may run their correctness checks on one device at once; profiling and timing always
+    # have it alone (evaluator.device_share). 1: every run holds the device alone from its first call.
+    device_shares: int = 3
     compile_workers: int = 0  # 0: one per 2 CPU cores (at least 1)
     log_tail_chars: int = 4000
 

@@ -78,6 +78,10 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         return
     if event in _BLOCKED:
         _refuse(f"{event} is refused inside the evaluator's sandbox")
+    elif event == "import" and args and isinstance(args[0], str) and _judge_module(args[0]):
+        _refuse(f"importing {args[0]} is refused: the evaluator's own code is not the candidate's to use")
+    elif event == "exec" and args and _judge_code(args[0]):
+        _refuse(f"running {args[0].co_filename} is refused: the evaluator's own code is not the candidate's")
     elif event == "open" and args and isinstance(args[0], str | bytes):
         path = os.fsdecode(args[0])
         mode = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
@@ -85,6 +89,34 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         writing = any(c in (mode or "") for c in "wax+") or bool(flags & _WRITE_FLAGS)
         if writing and not os.path.realpath(path).startswith(Guard.allowed_dirs):
             _refuse(f"writing {path} is refused outside the build and scratch directories")
+
+
+# What a region program imports (the launcher and what it needs); the rest of the evaluator is the judge.
+_CANDIDATE_MODULES = {"evaluator", "evaluator.regions", "evaluator.regions.launch", "evaluator.regions.nvrtc"}
+
+
+def _judge_module(name: str) -> bool:
+    """The audit event `import` fires only for a module not imported yet; the ones already loaded are
+    watched by evaluator.integrity instead."""
+    return (name == "evaluator" or name.startswith("evaluator.")) and name not in _CANDIDATE_MODULES
+
+
+_EVALUATOR_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
+
+
+def _judge_code(code: Any) -> bool:
+    """A module body of the evaluator about to run: importlib.import_module raises no `import` event, but
+    the module it loads is executed through exec, whose event carries the code and so its file."""
+    path = getattr(code, "co_filename", None)
+    if not isinstance(path, str) or not path.endswith(".py"):
+        return False
+    real = os.path.realpath(path)
+    if not real.startswith(_EVALUATOR_DIR):
+        return False
+    parts = real[len(_EVALUATOR_DIR) : -len(".py")].split(os.sep)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return _judge_module(".".join(["evaluator", *parts]))
 
 
 def _refuse(message: str) -> None:

@@ -5,6 +5,8 @@ Runs only inside a worker process (evaluator.worker); torch is imported at modul
 
 from __future__ import annotations
 
+import math
+import random
 import re
 import statistics
 import time
@@ -187,7 +189,12 @@ class Timer:
     """
 
     def __init__(
-        self, device: torch.device, flush_bytes: int, budget_s: float | None = None, min_trials: int = 10
+        self,
+        device: torch.device,
+        flush_bytes: int,
+        budget_s: float | None = None,
+        min_trials: int = 10,
+        precision: float | None = None,
     ) -> None:
         self.device = device
         self.flush = torch.empty(max(flush_bytes // 4, 1), dtype=torch.float32, device=device)
@@ -195,6 +202,9 @@ class Timer:
         # call needs no 100 of them for its median, and its 100 would hold the GPU for ten seconds.
         self.budget_s = budget_s
         self.min_trials = min_trials
+        # ... and once every function's median is known to within this fraction (95%, distribution-free):
+        # a kernel whose times agree to 1% over ten trials learns nothing from ninety more.
+        self.precision = precision
 
     def measure(
         self,
@@ -213,37 +223,73 @@ class Timer:
         warmup: int,
         trials: int,
         trusted: list[bool] | None = None,
+        check: Callable[[Any, Any], dict[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
-        """`trusted` marks the reference's own functions (see `_summary`); candidates never are."""
+        """`trusted` marks the reference's own functions (see `_summary`); candidates never are. With
+        `check(out, expected)` and one trusted function, a sample of the timed calls' outputs is compared
+        (see `_OutputSample`): each candidate's summary gets `output_check`."""
         args = make(0)
         for fn in fns:
             for _ in range(warmup):
                 fn(args)
         sync(self.device)
+        flags = trusted or [False] * len(fns)
+        sample = None
+        if check is not None and flags.count(True) == 1:
+            sample = _OutputSample(flags, trials, self.min_trials, check)
         samples: list[tuple[list[float], list[float]]] = [([], []) for _ in fns]
         started = time.perf_counter()
+        checking = 0.0  # seconds spent comparing: not the functions' time, not counted against the budget
         done = 0
         for i in range(trials):
             args = make(i + 1)  # fresh inputs every trial
-            order = list(range(len(fns))) if i % 2 == 0 else list(reversed(range(len(fns))))
+            order = _order(i, len(fns))
+            keep = sample is not None and sample.begin(order)
+            outs: dict[int, Any] = {}
             for k in order:
-                event_ms, wall_ms = self._trial(fns[k], args)
+                if keep:  # a forward that draws random numbers draws the same ones as the reference
+                    torch.manual_seed(_SAMPLE_SEED + i)
+                event_ms, wall_ms, out = self._trial(fns[k], args, keep)
+                if keep:
+                    outs[k] = out
+                del out
                 if event_ms is not None:
                     samples[k][0].append(event_ms)
                 samples[k][1].append(wall_ms)
             done = i + 1
-            if self._spent(done, time.perf_counter() - started):
+            if sample is not None:
+                t0 = time.perf_counter()
+                sample.end(i, outs)
+                del outs
+                checking += time.perf_counter() - t0
+            if self._spent(done, time.perf_counter() - started - checking, samples):
                 break
-        flags = trusted or [False] * len(fns)
-        return [
+        summaries = [
             self._summary(events, walls, done, trust)
             for (events, walls), trust in zip(samples, flags, strict=True)
         ]
+        if sample is not None:
+            sample.finish()
+            for k, summary in enumerate(summaries):
+                if not flags[k]:
+                    summary["output_check"] = sample.report(k)
+        return summaries
 
-    def _spent(self, done: int, seconds: float) -> bool:
-        return self.budget_s is not None and done >= self.min_trials and seconds >= self.budget_s
+    def _spent(self, done: int, seconds: float, samples: list[tuple[list[float], list[float]]]) -> bool:
+        """Enough trials: past the budget, or every function's median already known to `precision`."""
+        if done < self.min_trials:
+            return False
+        if self.budget_s is not None and seconds >= self.budget_s:
+            return True
+        return self.precision is not None and all(
+            _median_half_width(events or walls) <= self.precision * statistics.median(events or walls)
+            for events, walls in samples
+        )
 
-    def _trial(self, fn: Callable[[Inputs], Any], args: Inputs) -> tuple[float | None, float]:
+    def _trial(
+        self, fn: Callable[[Inputs], Any], args: Inputs, keep: bool = False
+    ) -> tuple[float | None, float, Any]:
+        """One timed call; its output is returned with `keep` (a sampled trial), else dropped at once."""
         self.flush.zero_()  # evict L2 (or the CPU caches) between trials
         sync(self.device)
         t0 = time.perf_counter()
@@ -251,13 +297,13 @@ class Timer:
         if self.device.type == "cuda":
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fn(args)
+            out = fn(args) if keep else _dropped(fn(args))
             end.record()
             torch.cuda.synchronize(self.device)  # all streams, so side-stream work is waited for
             event_ms = start.elapsed_time(end)
         else:
-            fn(args)
-        return event_ms, (time.perf_counter() - t0) * 1e3
+            out = fn(args) if keep else _dropped(fn(args))
+        return event_ms, (time.perf_counter() - t0) * 1e3, out
 
     @staticmethod
     def _summary(events: list[float], walls: list[float], trials: int, trusted: bool) -> dict[str, Any]:
@@ -277,6 +323,89 @@ class Timer:
             "trials": trials,
             "off_stream_suspect": off_stream,
         }
+
+
+_SAMPLE_SEED = 1_000_003  # the generator's seed before each call of a compared trial (plus the trial)
+
+
+def _order(trial: int, n: int) -> list[int]:
+    """Functions timed together run in alternating order, trial by trial."""
+    return list(range(n)) if trial % 2 == 0 else list(reversed(range(n)))
+
+
+def _dropped(_: Any) -> None:
+    return None
+
+
+def _median_half_width(times: list[float]) -> float:
+    """Half the width of the median's 95% confidence interval from order statistics (no assumption about
+    the distribution of the times: a GPU kernel's are skewed, with rare slow outliers)."""
+    ordered = sorted(times)
+    n = len(ordered)
+    spread = 1.96 * math.sqrt(n) / 2
+    lo, hi = max(0, math.floor(n / 2 - spread) - 1), min(n - 1, math.ceil(n / 2 + spread))
+    return (ordered[hi] - ordered[lo]) / 2
+
+
+class _OutputSample:
+    """Which timed calls' outputs are compared with the reference's, and what the comparison found.
+
+    A forward may behave while checked and skip the work while timed (it can tell the timer's warm-up: the
+    same inputs several times in a row), and timed outputs were never looked at. Compared: two trials
+    picked at random (one among the first `min_trials`, which always run, one among the rest) and the last
+    one. Only trials in which every candidate ran before the reference count (every other trial, the order
+    alternates): the reference may write into its inputs, the candidate must not (the strict trials say
+    so). Outputs are kept only for those trials, the previous one's dropped as the next begins."""
+
+    def __init__(
+        self, trusted: list[bool], trials: int, min_trials: int, check: Callable[[Any, Any], dict[str, Any]]
+    ) -> None:
+        self.ref = trusted.index(True)
+        self.candidates = [k for k, t in enumerate(trusted) if not t]
+        self.check = check
+        eligible = [i for i in range(trials) if self._first(_order(i, len(trusted)))]
+        rng = random.Random()  # seeded from the OS: the candidate cannot know the picks
+        early = [i for i in eligible if i < min_trials]
+        late = [i for i in eligible if i >= min_trials]
+        self.picked = {rng.choice(part) for part in (early, late) if part}
+        self.held: tuple[int, dict[int, Any]] | None = None
+        self.results: list[dict[str, Any]] = []
+
+    def _first(self, order: list[int]) -> bool:
+        return all(order.index(k) < order.index(self.ref) for k in self.candidates)
+
+    def begin(self, order: list[int]) -> bool:
+        """Whether this trial's outputs are kept; a kept trial replaces the one held before."""
+        if not self._first(order):
+            return False
+        self.held = None
+        return True
+
+    def end(self, trial: int, outs: dict[int, Any]) -> None:
+        if not outs:
+            return
+        if trial in self.picked:
+            self._compare(trial, outs)
+        else:
+            self.held = (trial, outs)  # compared if no later trial is kept: it was the last one
+
+    def finish(self) -> None:
+        if self.held is not None:
+            self._compare(*self.held)
+            self.held = None
+
+    def _compare(self, trial: int, outs: dict[int, Any]) -> None:
+        for k in self.candidates:
+            res = self.check(outs[k], outs[self.ref])
+            self.results.append({"trial": trial, "fn": k, **res})
+
+    def report(self, k: int) -> dict[str, Any]:
+        mine = [r for r in self.results if r["fn"] == k]
+        bad = next((r for r in mine if not r.get("ok")), None)
+        report: dict[str, Any] = {"trials": sorted(r["trial"] for r in mine), "ok": bad is None}
+        if bad is not None:
+            report["mismatch"] = {key: v for key, v in bad.items() if key != "fn"}
+        return report
 
 
 def warm_up(device: torch.device, profiler: bool) -> None:
@@ -321,6 +450,72 @@ def device_kernels(prof: Any) -> list[tuple[str, float]]:
             for k in getattr(evt, "kernels", []) or []:
                 out.append((k.name, float(getattr(k, "duration", 0.0))))
     return out
+
+
+def kernel_launches(prof: Any) -> list[tuple[str, float, bool]]:
+    """(kernel name, device microseconds, library) for every GPU kernel of a profile; `library` when torch
+    attributed the kernel to an aten:: op or to anything below one, whatever the kernel is called.
+
+    How torch attributes a kernel (torch.autograd.profiler.profile._parse_kineto_results): every op the
+    dispatcher runs, called from Python or from C++ (`at::div` in an extension's wrapper too), is a
+    RecordFunction that pushes its correlation id while it runs; CUPTI stamps each kernel launched then with
+    the id on top (the kernel event's `linked_correlation_id`), and the parser appends the kernel, as
+    Kernel(name, device, duration), to the `kernels` of the CPU FunctionEvent with that id. The CPU events
+    form a tree by time (`cpu_children`), and EventList._remove_dup_nodes lifts a sole same-named child's
+    kernels into its parent. A kernel launched by the candidate's own code (its wrapper, between ATen
+    calls; the NVRTC launcher) is under no aten:: op: only those can be custom work. Kernel names come from
+    the candidate's source, so a `__global__` named like ATen's kernel would otherwise take their time.
+
+    A device kernel is matched to its op by that link, else by name and duration among the `kernels`
+    lists (the same float in both places); a profile with no device events gives the lists alone."""
+    from torch.autograd import DeviceType
+
+    events = list(prof.events())
+    listed: list[tuple[str, float, bool]] = []
+    library: Counter[tuple[str, float]] = Counter()
+    library_ids: set[int] = set()
+    stack = [(e, False) for e in events if e.device_type != DeviceType.CUDA and e.cpu_parent is None]
+    while stack:
+        evt, under = stack.pop()
+        under = under or evt.name.startswith("aten::")
+        if under and evt.id and not getattr(evt, "linked_correlation_id", 0):  # an op, not a runtime call
+            library_ids.add(evt.id)
+        for k in getattr(evt, "kernels", None) or []:
+            listed.append((k.name, float(k.duration), under))
+            if under:
+                library[(k.name, round(float(k.duration), 3))] += 1
+        stack.extend((child, under) for child in evt.cpu_children)
+    device = [e for e in events if e.device_type == DeviceType.CUDA]
+    if not device:
+        return listed
+    out = []
+    for e in device:
+        us = float(e.time_range.elapsed_us())
+        key = (e.name, round(us, 3))
+        linked = getattr(e, "linked_correlation_id", 0)
+        lib = bool(linked) and linked in library_ids
+        if library[key] > 0:
+            library[key] -= 1
+            lib = True
+        out.append((e.name, us, lib))
+    return out
+
+
+def matches_kernel(kernel: str, name: str) -> bool:
+    """A profiler kernel name (demangled, with namespace and template arguments) is the `__global__` name."""
+    return re.search(rf"\b{re.escape(name)}\b", kernel) is not None
+
+
+def custom_kernel_time(launches: list[tuple[str, float, bool]], names: set[str]) -> dict[str, Any]:
+    """Device time of the candidate's own kernels (named in its source, launched outside any ATen op), of
+    all kernels, and how many library kernels carried one of those names."""
+    own = [us for name, us, lib in launches if not lib and any(matches_kernel(name, n) for n in names)]
+    named_library = [name for name, _, lib in launches if lib and any(matches_kernel(name, n) for n in names)]
+    return {
+        "custom_us": sum(own),
+        "total_us": sum(us for _, us, _ in launches),
+        "library_named_like_custom": len(named_library),
+    }
 
 
 # ATen ops that allocate, reshape or alias without computing: not work that a kernel could replace.

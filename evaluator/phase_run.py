@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
 import torch
 
-from evaluator import buildcache, guard, harness
+from evaluator import buildcache, copycheck, guard, harness, integrity, numerics
 from evaluator.config import EvalConfig
 from evaluator.regions.judge import judge_region
 from evaluator.runtime import (
@@ -16,6 +15,7 @@ from evaluator.runtime import (
     StageLimit,
     acquire_device,
     construct,
+    device_alone,
     error_info,
     load_module,
     select_device,
@@ -29,6 +29,8 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
     set_precision(config)
     ref_mod = load_module("kg_reference", spec["problem"]["source"], scratch)
     result.update(stage="load")
+    # Before any candidate code: what judging depends on, checked at every change of stage from here on.
+    watch = integrity.watch_stages(result, integrity.JudgeSnapshot([ref_mod]))
     guard.Guard.active = True
     try:
         cand_mod = load_module("kg_candidate", spec["candidate"], scratch)
@@ -91,6 +93,9 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
         _check_and_time(spec, config, result, recorder, dev, call_ref, call_cand, gen, ref, limit)
     except BaseException as exc:  # noqa: BLE001 - a crash mid-check is the candidate's runtime error
         return _fail(result, recorder, result.data.get("stage", "run"), exc)
+    if config.strict:
+        _late_failures(result)
+        integrity.finish(result, watch)
 
 
 def _fail(result: Result, recorder: buildcache.BuildRecorder, stage: str, exc: BaseException) -> None:
@@ -145,6 +150,7 @@ def _check_and_time(
 ) -> None:
     strict_failures: list[str] = []
     trials = []
+    trial_errors: list[list[numerics.OutputError | None]] = []  # per trial, per output: for strict numerics
     ref_outputs = []
     result.update(stage="correctness")
     limit.calls(4 * config.trials, "correctness")
@@ -156,6 +162,7 @@ def _check_and_time(
         cmp = harness.compare(out, ref_out, config.atol, config.rtol)
         cmp["seed"] = seed
         if cmp["ok"] and config.strict:
+            trial_errors.append(numerics.output_errors(out, ref_out))
             if not harness.inputs_equal(inputs, gen(seed)):
                 cmp["mutated_inputs"] = True
                 strict_failures.append("input_mutation")
@@ -184,19 +191,32 @@ def _check_and_time(
     result.update(verdict_kernelbench="correct", correct_kernelbench=True)
     strict: dict[str, Any] = {}
     if config.strict:
+        tolerances = _derive_tolerances(config, result, ref_model, call_ref, gen, dev, limit)
+        strict["numerics"] = numerics.judge(trial_errors, tolerances.standard)
+        if strict["numerics"]["within_reference_numerics"] is False:
+            strict_failures.append("beyond_reference_numerics")
         result.update(stage="strict")
         limit.calls(40, "strict")
         strict["constant_reference"] = _constant(ref_outputs)
         if config.signed_trial:
-            strict["signed_trial"] = _signed_trial(config, call_ref, call_cand, gen, dev)
+            strict["signed_trial"] = _signed_trial(config, call_ref, call_cand, gen, dev, tolerances.signed)
             if strict["signed_trial"].get("ok") is False:
                 strict_failures.append("signed_inputs_mismatch")
             if strict["signed_trial"].get("mutated_inputs"):
                 strict_failures.append("input_mutation")
+        if config.extreme_trial:
+            extreme = numerics.extreme_trial(config, call_ref, call_cand, gen, dev, tolerances.extreme)
+            strict["extreme_trial"] = extreme
+            if extreme.get("ok") is False:
+                strict_failures.append("extreme_inputs_mismatch")
+            if extreme.get("mutated_inputs"):
+                strict_failures.append("input_mutation")
         strict["pointer_reuse"] = _pointer_trial(config, call_ref, call_cand, gen, dev)
         if not strict["pointer_reuse"]["ok"]:
             strict_failures.append("stale_output_on_reused_buffers")
+        strict_failures += _copy_trial(config, recorder, call_ref, call_cand, gen, strict)
         result.update(strict=strict)
+        _alone(result, limit, "profile", 40)  # the profile's shares, and all that follows: this worker alone
         custom = _custom_kernel_use(config, recorder, call_ref, call_cand, gen, dev)
         result.update(custom=custom, stage="custom")
         if not custom["launched"]:
@@ -211,6 +231,7 @@ def _check_and_time(
             strict_failures.append("reference_work_still_runs")
     result.update(strict_failures=sorted(set(strict_failures)))
     if config.timing:
+        _alone(result, limit, "timing", 0)
         _timing(spec, config, result, call_ref, call_cand, gen, dev, ref_model, limit)
         if config.strict:
             limit.calls(4, "after_timing")
@@ -230,6 +251,16 @@ def _check_and_time(
     result.update(stage="checked")
 
 
+def _alone(result: Result, limit: StageLimit, stage: str, calls: int) -> None:
+    """Wait until this worker has the device to itself (stage_seconds shows the wait), then start `stage`
+    with a limit for `calls` reference-sized calls (0: the stage sets its own)."""
+    result.update(stage="wait_device")
+    device_alone(limit)
+    result.update(stage=stage)
+    if calls:
+        limit.calls(calls, stage)
+
+
 def _constant(ref_outputs: list[list[torch.Tensor]]) -> bool:
     first = ref_outputs[0]
     return len(ref_outputs) > 1 and all(
@@ -238,8 +269,36 @@ def _constant(ref_outputs: list[list[torch.Tensor]]) -> bool:
     )
 
 
-def _signed_trial(config: EvalConfig, call_ref: Any, call_cand: Any, gen: Any, dev: torch.device) -> dict:
-    seed = config.seed + 1001
+def _derive_tolerances(
+    config: EvalConfig,
+    result: Result,
+    ref_model: torch.nn.Module,
+    call_ref: Any,
+    gen: Any,
+    dev: torch.device,
+    limit: StageLimit,
+) -> numerics.Tolerances:
+    """The strict numerics' float64 runs of the reference (evaluator.numerics), once KernelBench's check has
+    passed. Only the reference runs, so only the run's own limit applies; out of memory beside other workers,
+    the worker takes the device alone and tries once more."""
+    result.update(stage="numerics")
+    limit.lift("numerics")
+    deriver = numerics.Deriver(
+        config, ref_model, call_ref, dev, limit.seconds_per_call, on_out_of_memory=lambda: device_alone(limit)
+    )
+    return numerics.derive_tolerances(config, deriver, gen, _trial_seeds(config))
+
+
+def _signed_trial(
+    config: EvalConfig,
+    call_ref: Any,
+    call_cand: Any,
+    gen: Any,
+    dev: torch.device,
+    derived: numerics.Derived | None = None,
+) -> dict:
+    """Inputs in [-1, 1): judged by the tolerance derived on them (evaluator.numerics), else atol/rtol."""
+    seed = config.seed + numerics.SIGNED_SEED_OFFSET
     ref_out = call_ref(harness.signed(gen(seed)))
     if any(
         isinstance(t, torch.Tensor) and t.is_floating_point() and not bool(torch.isfinite(t).all())
@@ -249,7 +308,7 @@ def _signed_trial(config: EvalConfig, call_ref: Any, call_cand: Any, gen: Any, d
     inputs = harness.signed(gen(seed))
     out = call_cand(inputs)
     harness.sync(dev)
-    res = harness.compare(out, ref_out, config.atol, config.rtol)
+    res = numerics.strict_compare(out, ref_out, derived or numerics.Derived(), config, fallback="atol_rtol")
     res["mutated_inputs"] = not harness.inputs_equal(inputs, harness.signed(gen(seed)))
     return res
 
@@ -326,11 +385,13 @@ def _custom_kernel_use(
         "replaced": sorted(name for name, n in ref_units.items() if cand_units[name] < n)[:8],
     }
     if dev.type == "cuda":
-        kernels = harness.device_kernels(prof)
-        total = sum(us for _, us in kernels)
+        # Only kernels launched outside every ATen op count as the candidate's (harness.kernel_launches).
+        launches = harness.kernel_launches(prof)
         names = recorder.kernel_names
-        custom_us = sum(us for name, us in kernels if any(_matches(name, n) for n in names))
-        info["kernels"] = sorted(kernels, key=lambda k: -k[1])[:8]
+        spent = harness.custom_kernel_time(launches, names)
+        total, custom_us = spent["total_us"], spent["custom_us"]
+        info["kernels"] = sorted(((name, us) for name, us, _ in launches), key=lambda k: -k[1])[:8]
+        info["library_named_like_custom"] = spent["library_named_like_custom"]
         info["share"] = round(custom_us / total, 4) if total > 0 else None
         info["launched"] = ext_calls > 0 and (custom_us > 0 or not names)
     else:
@@ -339,8 +400,33 @@ def _custom_kernel_use(
     return info
 
 
-def _matches(kernel: str, name: str) -> bool:
-    return re.search(rf"\b{re.escape(name)}\b", kernel) is not None
+def _copy_trial(
+    config: EvalConfig,
+    recorder: buildcache.BuildRecorder,
+    call_ref: Any,
+    call_cand: Any,
+    gen: Any,
+    strict: dict[str, Any],
+) -> list[str]:
+    """Custom kernels that only copy or cast their inputs are not work (evaluator.copycheck)."""
+    seed = config.seed + 6006
+    strict["copy_trial"] = copycheck.copy_trial(
+        recorder, call_ref, call_cand, lambda: harness.signed(gen(seed))
+    )
+    return ["custom_kernels_only_copy"] if strict["copy_trial"]["only_copies"] else []
+
+
+def _late_failures(result: Result) -> None:
+    """Failures found after the strict list was last written: a timed output that differs from the
+    reference's (the timer compares a sample of them), and a too-good speedup whose re-check failed."""
+    timing = result.data.get("timing") or {}
+    late = set()
+    if (timing.get("candidate") or {}).get("output_check", {}).get("ok") is False:
+        late.add("timed_output_mismatch")
+    if (timing.get("reverify") or {}).get("correct") is False:
+        late.add("reverify_failed")
+    if late:
+        result.update(strict_failures=sorted(set(result.data.get("strict_failures") or []) | late))
 
 
 def _timing(
@@ -355,7 +441,9 @@ def _timing(
     limit: StageLimit,
 ) -> None:
     result.update(stage="timing")
-    timer = harness.Timer(dev, config.l2_flush_bytes, config.timing_budget_s, config.timing_min_trials)
+    timer = harness.Timer(
+        dev, config.l2_flush_bytes, config.timing_budget_s, config.timing_min_trials, config.timing_precision
+    )
     t0 = time.perf_counter()
     timer.flush.zero_()
     harness.sync(dev)
@@ -367,8 +455,16 @@ def _timing(
     def make(i: int) -> list[Any]:
         return gen(seeds[i])
 
+    def same_answer(out: Any, ref: Any) -> dict[str, Any]:  # the timed calls' outputs, sampled (strict)
+        return harness.compare(out, ref, config.atol, config.rtol)
+
     t_ref, t_cand = timer.measure_many(
-        [call_ref, call_cand], make, config.warmup, config.timing_trials, trusted=[True, False]
+        [call_ref, call_cand],
+        make,
+        config.warmup,
+        config.timing_trials,
+        trusted=[True, False],
+        check=same_answer if config.strict else None,
     )
     timing: dict[str, Any] = {"reference_eager": t_ref, "candidate": t_cand}
     speedup = t_ref["ms"] / t_cand["ms"] if t_cand["ms"] > 0 else None
@@ -385,7 +481,8 @@ def _timing(
             )
         result.update(timing=timing, speedup_eager=speedup, speedup_reverified=again["ok"])
     limit.lift("reference_compile")  # inductor compiling the reference is not the candidate's time
-    compiled = compiled_reference_ms(spec, config, timer, make, ref_model, dev)
+    with integrity.trusted(result):  # torch.compile patches torch itself: the snapshot is taken again
+        compiled = compiled_reference_ms(spec, config, timer, make, ref_model, dev)
     timing["reference_compile"] = compiled
     ms_compile = compiled.get("ms") if compiled else None
     result.update(

@@ -16,6 +16,7 @@ import torch
 
 from evaluator import buildcache, guard
 from evaluator.config import EvalConfig
+from evaluator.device_share import DeviceShare
 from evaluator.sandbox import STAGE_LIMIT_FILE
 
 
@@ -123,18 +124,35 @@ def select_device(config: EvalConfig) -> torch.device:
 
 
 def acquire_device(spec: dict[str, Any], scratch: Path) -> None:
-    """Wait for this GPU's lock (held until the process ends), then tell the parent the clock starts."""
+    """Wait for a share of this GPU (evaluator.device_share), then tell the parent the clock starts.
+
+    With `alone` in the spec (a run that ran out of memory beside others, judged again) the worker takes
+    the whole device at once, as it would for timing."""
     lock_path = spec.get("device_lock")
     if lock_path:
-        import fcntl
-
-        handle = open(lock_path, "w")  # noqa: SIM115 - must stay open for the life of the process
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        _HELD.append(handle)
+        _SHARE.append(DeviceShare(lock_path, int(spec.get("device_shares") or 1)))
+        if spec.get("alone"):
+            _SHARE[0].alone()
+        else:
+            _SHARE[0].shared()
     (scratch / "device_acquired").touch()
 
 
-_HELD: list[Any] = []
+def device_alone(limit: StageLimit | None = None) -> None:
+    """Have the device to itself before profiling or timing: other workers' checks would be in the numbers.
+
+    The wait is not the candidate's time: only the run's own limit applies while it lasts. Cached blocks go
+    back first, so the worker that measures has the memory the waiting ones do not hold."""
+    if not _SHARE or _SHARE[0].alone_held:
+        return
+    if limit is not None:
+        limit.lift("wait_device")
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+    _SHARE[0].alone()
+
+
+_SHARE: list[DeviceShare] = []
 
 
 def set_precision(config: EvalConfig) -> None:

@@ -73,6 +73,50 @@ torch::Tensor decoy(torch::Tensor x) {
     return scratch;
 }
 
+// Row softmax with or without the max subtraction: exp(x) alone is inf / inf = NaN once x passes ~88.7.
+static torch::Tensor softmax_rows(torch::Tensor x, bool subtract_max) {
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    int64_t rows = xc.size(0), cols = xc.numel() / rows;
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* a = xc.data_ptr<float>() + r * cols;
+        float* b = y.data_ptr<float>() + r * cols;
+        float m = 0.f;
+        if (subtract_max) {
+            m = a[0];
+            for (int64_t j = 1; j < cols; ++j) m = std::max(m, a[j]);
+        }
+        float sum = 0.f;
+        for (int64_t j = 0; j < cols; ++j) sum += (b[j] = std::exp(a[j] - m));
+        for (int64_t j = 0; j < cols; ++j) b[j] /= sum;
+    }
+    return y;
+}
+torch::Tensor softmax_stable(torch::Tensor x) { return softmax_rows(x, true); }
+torch::Tensor softmax_naive(torch::Tensor x) { return softmax_rows(x, false); }
+
+torch::Tensor gelu_erf(torch::Tensor x) {
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    const float* in = xc.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < xc.numel(); ++i) out[i] = 0.5f * in[i] * (1.f + std::erf(in[i] * 0.70710678f));
+    return y;
+}
+
+// The tanh approximation: up to 1.5e-4 off the erf GELU near |x| = 1.
+torch::Tensor gelu_tanh(torch::Tensor x) {
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    const float* in = xc.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < xc.numel(); ++i) {
+        float v = in[i];
+        out[i] = 0.5f * v * (1.f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+    }
+    return y;
+}
+
 torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
     auto ac = a.contiguous(), bc = b.contiguous();
     int64_t n = ac.size(0), k = ac.size(1), m = bc.size(1);
@@ -99,6 +143,10 @@ FUNCTIONS = [
     "relu_via_library",
     "decoy",
     "matmul",
+    "softmax_stable",
+    "softmax_naive",
+    "gelu_erf",
+    "gelu_tanh",
 ]
 
 HEADER = f'''import torch
@@ -170,6 +218,11 @@ SNEAKY_WRITE = candidate("x.numpy().tofile('/tmp/kg_sneaky.bin')\nreturn ext.rel
 # Pass KernelBench's check and launch custom code with a real share of the time, but do no custom work.
 LIBRARY_IN_WRAPPER = candidate("return ext.relu_via_library(x)")
 DECOY = candidate("ext.decoy(x)\nreturn torch.relu(x)")
+# Strict numerics (evaluator.numerics): tests/evaluator/problems/softmax.py and gelu_erf.py.
+SOFTMAX_NAIVE = candidate("return ext.softmax_naive(x)")  # NaN on the extreme trial
+SOFTMAX_STABLE = candidate("return ext.softmax_stable(x)")
+GELU_TANH = candidate("return ext.gelu_tanh(x)")  # beyond the erf GELU's numerics, whatever the seed
+GELU_ERF = candidate("return ext.gelu_erf(x)")
 MATMUL = candidate("return ext.matmul(x, y)").replace("def forward(self, x):", "def forward(self, x, y):")
 
 COMPILE_ERROR = """```python

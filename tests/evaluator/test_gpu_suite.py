@@ -52,6 +52,17 @@ def verdicts(
         Job("matmul", matmul, cases.MATMUL, timed),
     ] + [Job(name, scale_problem, text) for name, (text, _) in cases.HACKS.items()]
     jobs += [Job(name, matmul, text) for name, (text, _) in cases.MATMUL_HACKS.items()]
+    jobs += [Job(name, scale_problem, text) for name, (text, _) in cases.RULE_HACKS.items()]
+    jobs += [Job("relu_vec4", load_problem(HERE / "problems" / "relu.py"), cases.RELU_VEC4)]
+    softmax = load_problem(HERE / "problems" / "softmax.py")
+    gelu = load_problem(HERE / "problems" / "gelu_erf.py")
+    jobs += [Job("softmax_naive", softmax, cases.SOFTMAX_NAIVE)]
+    jobs += [Job("softmax_rows", softmax, cases.SOFTMAX_ROWS)]
+    jobs += [
+        Job(f"gelu_{kind}_seed{seed}", gelu, text, gpu_config.replace(seed=seed))
+        for seed in cases.NUMERICS_SEEDS
+        for kind, text in (("tanh", cases.GELU_TANH), ("erf", cases.GELU_ERF))
+    ]
     only = os.environ.get("KG_GPU_SUITE_ONLY")  # rerun a subset: comma-separated job ids
     if only:
         jobs = [j for j in jobs if j.job_id in only.split(",")]
@@ -74,7 +85,7 @@ def test_correct_kernel_is_correct_and_timed(verdicts: dict) -> None:
     assert v["verdict"] == "correct", v["evidence"]
     assert v["speedup_eager"] > 0.5 and v["speedup_compile"] > 0.3
     assert v["custom_kernel_share"] > 0.5
-    assert v["evidence"]["timing"]["candidate"]["trials"] == 100
+    assert 10 <= v["evidence"]["timing"]["candidate"]["trials"] <= 100  # stops once the median is known
 
 
 def test_tiled_matmul_is_correct(verdicts: dict) -> None:
@@ -141,6 +152,106 @@ def test_real_kernels_replace_reference_work(verdicts: dict) -> None:
         custom = _get(verdicts, name)["evidence"]["custom"]
         assert custom["replaced"], custom
         assert _get(verdicts, name)["evidence"]["strict"]["skip_trial"]["output_changed"]
+
+
+def test_tiled_matmul_is_within_the_reference_numerics_at_x100(verdicts: dict) -> None:
+    """Absolute errors grow with the inputs' magnitude: the extreme trial's tolerance grows with them."""
+    strict = _get(verdicts, "matmul")["evidence"]["strict"]
+    assert strict["numerics"]["within_reference_numerics"], strict["numerics"]
+    assert strict["extreme_trial"]["ok"] and strict["extreme_trial"]["numerics"]["within_reference_numerics"]
+
+
+def test_softmax_without_max_subtraction_fails_the_extreme_trial(verdicts: dict) -> None:
+    v = _get(verdicts, "softmax_naive")
+    assert v["correct_kernelbench"] and v["verdict"] == "wrong_output", v["evidence"]
+    assert "extreme_inputs_mismatch" in v["evidence"]["strict_failures"]
+    extreme = v["evidence"]["strict"]["extreme_trial"]
+    assert extreme["ok"] is False and extreme["reason"] == "nan_inf", extreme
+
+
+def test_stable_softmax_is_correct(verdicts: dict) -> None:
+    v = _get(verdicts, "softmax_rows")
+    assert v["verdict"] == "correct", v["evidence"]
+    strict = v["evidence"]["strict"]
+    assert strict["extreme_trial"]["ok"] and strict["numerics"]["within_reference_numerics"]
+
+
+@pytest.mark.parametrize("seed", cases.NUMERICS_SEEDS)
+def test_tanh_gelu_is_beyond_the_reference_numerics(verdicts: dict, seed: int) -> None:
+    v = _get(verdicts, f"gelu_tanh_seed{seed}")
+    assert v["correct_kernelbench"] and v["verdict"] == "wrong_output", v["evidence"]
+    assert "beyond_reference_numerics" in v["evidence"]["strict_failures"]
+    numerics = v["evidence"]["strict"]["numerics"]
+    assert numerics["within_reference_numerics"] is False and numerics["worst_ratio"] > 4, numerics
+
+
+@pytest.mark.parametrize("seed", cases.NUMERICS_SEEDS)
+def test_erf_gelu_is_within_the_reference_numerics(verdicts: dict, seed: int) -> None:
+    v = _get(verdicts, f"gelu_erf_seed{seed}")
+    assert v["verdict"] == "correct", v["evidence"]
+    assert v["evidence"]["strict"]["numerics"]["worst_ratio"] < 0.5
+
+
+def test_the_gelu_verdicts_do_not_depend_on_the_seed(verdicts: dict) -> None:
+    for kind in ("tanh", "erf"):
+        seen = {
+            (v["verdict"], tuple(v["evidence"].get("strict_failures") or []))
+            for v in (_get(verdicts, f"gelu_{kind}_seed{seed}") for seed in cases.NUMERICS_SEEDS)
+        }
+        assert len(seen) == 1, (kind, seen)
+
+
+@pytest.mark.parametrize("name", sorted(cases.RULE_HACKS))
+def test_hacks_that_passed_the_older_rules_fail_their_own(verdicts: dict, name: str) -> None:
+    v = _get(verdicts, name)
+    assert v["correct_kernelbench"], v["evidence"]
+    assert not v["correct_strict"] and v["verdict"] in ("static_reject", "wrong_output"), v["evidence"]
+    assert cases.RULE_HACKS[name][1] in v["evidence"]["strict_failures"], v["evidence"]
+
+
+def test_a_kernel_named_like_atens_gets_none_of_its_time(verdicts: dict) -> None:
+    """The profiler attributes the kernel to aten::div: library work, whatever the source calls it."""
+    custom = _get(verdicts, "library_kernel_name_masquerade")["evidence"]["custom"]
+    assert custom["library_named_like_custom"] >= 1 and custom["share"] == 0.0, custom
+
+
+def test_a_copying_kernel_is_seen_copying(verdicts: dict) -> None:
+    ev = _get(verdicts, "copy_kernel_after_other_op")["evidence"]
+    assert ev["custom"]["replaced"], ev["custom"]  # the older rules had nothing against it
+    assert ev["strict"]["copy_trial"]["variants"]["signed"]["calls"] == {"copy": 1}, ev["strict"]
+
+
+def test_stale_timed_outputs_are_what_fails(verdicts: dict) -> None:
+    ev = _get(verdicts, "cached_output_while_timed")["evidence"]
+    assert ev["strict_failures"] == ["timed_output_mismatch"], ev  # the pointer trials passed it
+    assert not ev["timing"]["candidate"]["output_check"]["ok"]
+
+
+@pytest.mark.parametrize(
+    ("name", "changed"),
+    [
+        ("event_timer_patched_by_alias", "torch.cuda.streams.Event.elapsed_time"),
+        ("compare_patched_through_sys_modules", "evaluator.harness.compare"),
+    ],
+)
+def test_a_tampered_judge_is_named_and_reports_no_speedup(verdicts: dict, name: str, changed: str) -> None:
+    v = _get(verdicts, name)
+    assert changed in v["evidence"]["strict"]["judge_tampered"], v["evidence"]["strict"]
+    assert v["speedup_eager"] is None and v["evidence"]["timing"]["untrusted"]
+
+
+@pytest.mark.parametrize("name", ["correct", "matmul", "relu_vec4", "softmax_rows"])
+def test_legit_kernels_pass_the_newer_rules(verdicts: dict, name: str) -> None:
+    """Controls: each copy-trial call is work, the sampled timed outputs match, the kernels are launched
+    outside ATen ops, and nothing the judge depends on changed."""
+    v = _get(verdicts, name)
+    assert v["verdict"] == "correct", v["evidence"]
+    ev = v["evidence"]
+    assert not ev["strict"]["copy_trial"]["only_copies"], ev["strict"]["copy_trial"]
+    sampled = ev["timing"]["candidate"]["output_check"]
+    assert sampled["ok"] and sampled["trials"], sampled
+    assert ev["custom"]["library_named_like_custom"] == 0 and ev["custom"]["share"] > 0.5, ev["custom"]
+    assert "judge_tampered" not in ev["strict"] and ev["strict"]["judge_integrity"]["checks"] >= 8
 
 
 def test_the_next_process_is_unharmed(verdicts: dict, gpu_config: EvalConfig, scale_problem: Problem) -> None:

@@ -35,3 +35,25 @@ def test_a_slow_function_stops_at_the_budget_after_the_minimum_trials() -> None:
     assert floor["trials"] == 4  # the budget never cuts below the minimum
     (whole,) = Timer(cpu, 1024).measure_many([lambda _: None], lambda i: [], warmup=0, trials=30)
     assert whole["trials"] == 30  # no budget: every trial
+
+
+def test_trials_stop_once_every_median_is_known_to_the_precision() -> None:
+    import torch
+
+    timer = Timer(torch.device("cpu"), 1024, budget_s=None, min_trials=10, precision=0.01)
+    steady = ([1.000, 1.004, 0.998, 1.002, 1.001, 0.999, 1.003, 1.000, 0.997, 1.001], [])
+    noisy = ([1.0, 1.3, 0.9, 1.1, 1.0, 1.2, 0.95, 1.05, 1.0, 1.25], [])
+    assert timer._spent(10, 0.0, [steady])
+    assert not timer._spent(9, 0.0, [(steady[0][:9], [])])  # the minimum number of trials first
+    assert not timer._spent(10, 0.0, [steady, noisy])  # every function's median, not one of them
+    walls_only = ([], steady[0])  # on the CPU there are no events: the wall clock decides
+    assert timer._spent(10, 0.0, [walls_only])
+    assert not Timer(torch.device("cpu"), 1024, budget_s=None, min_trials=10)._spent(10, 0.0, [steady])
+
+
+def test_the_median_interval_widens_with_an_outlier_only_when_it_is_inside_the_ranks() -> None:
+    from evaluator.harness import _median_half_width
+
+    twenty = [1.0] * 19 + [50.0]  # one slow trial in twenty lies outside the interval's ranks
+    assert _median_half_width(twenty) == 0.0
+    assert _median_half_width([1.0] * 10 + [2.0] * 10) == 0.5

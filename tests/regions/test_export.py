@@ -177,11 +177,12 @@ def test_a_wrong_region_kernel_is_named_with_its_first_wrong_element(
 
 
 @pytest.mark.parametrize("case", sorted(BODIES))
-def test_the_region_kind_program_compiles_with_nvrtc_in_the_build_phase(
+def test_the_region_kind_program_compiles_with_nvrtc_as_it_loads(
     kernelbench_dir: Path, case: str, tmp_path: Path
 ) -> None:
-    """The region kind's program on this CPU host: static checks accept it, the evaluator's build worker
-    compiles its kernel with the real NVRTC (recorded as an nvrtc build) and the module loads."""
+    """The region kind's program on this CPU host: static checks accept it, the evaluator starts no build
+    worker for it (nothing to build ahead), and loading it in a worker process compiles its kernel with the
+    real NVRTC (recorded as an nvrtc build), as the run worker's load does."""
     from evaluator import api, sandbox
     from evaluator.config import EvalConfig
 
@@ -189,8 +190,11 @@ def test_the_region_kind_program_compiles_with_nvrtc_in_the_build_phase(
     assert not static_checks.rejected(static_checks.check_candidate(job.code, job.problem.source))
     config = EvalConfig(backend="cpu", cache_dir=str(tmp_path))
     state = api._State(job, config, workers=sandbox.WorkerGroup())
-    assert api._prepare(state) is None
-    built = state.build.result
+    assert api._prepare(state) is None and state.build is None
+    loaded = sandbox.run_worker(
+        "build", {"candidate": job.code, "config": config.to_dict(), "arch": ""}, 300, api._env(config, True)
+    )
+    built = loaded.result
     assert built["build_error"] is None and built["module_error"] is None, built
     assert [(b["kind"], b["ok"]) for b in built["builds"]] == [("nvrtc", True)]
     assert built["kernel_names"] == [
