@@ -6,7 +6,8 @@
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
 # suite: the oracle's GPU tests (tests/evaluator); suite_regions: the region framework's (tests/regions: exported
 # kernels, fused epilogues, launch shapes; 14 tests in 7.3 min on the H200, 2026-12-04, each in its own call).
-# Measured on the H200 (2026-11-30): suite ~4.5 min (one ~60 s nvcc build shared by all candidates);
+# Measured on the H200 (2026-11-30): suite ~4.5 min (one ~60 s nvcc build shared by all candidates; 46 tests
+# in 197 s on 2026-12-04);
 # profiles ~10 s per problem (~5 min for all 30); baseline: torch.compile timings for 29 problems ~2.7 min
 # (resumable: it measures only what benchmarks/baselines/h200.json lacks); throughput cold batch ~4.5 min,
 # warm repeat ~1.7 min, plain serial loop of 10 ~9 min (one nvcc build each): split it over calls, e.g.
@@ -28,8 +29,11 @@
 #   .venv/bin/python -m benchmarks.regions jobs --jobs .device/regions/jobs.jsonl
 #   KG_REGION_JOBS=.device/regions/jobs.jsonl scripts/gpu_suite.sh regions
 #     -> $OUT/region_verdicts.jsonl, $OUT/evaluator_throughput_regions.json
-#   (KG_REGION_CONFIG replaces its EvalConfig overrides, e.g. to try "workers_per_device": 3; each
-#   verdict's evidence.stage_seconds says where the worker's time went)
+#   (KG_REGION_CONFIG replaces its EvalConfig overrides, e.g. to try "workers_per_device": 4; each
+#   verdict's evidence.stage_seconds says where the worker's time went, and the summary sums them)
+#   The throughput record (benchmarks/results/evaluator_throughput_runs.json) used 60 jobs, samples s0 and s1:
+#   .venv/bin/python -m benchmarks.regions jobs --jobs /tmp/all.jsonl
+#   grep -E '/s[01]"' /tmp/all.jsonl > .device/regions/jobs60.jsonl   # 24.6 verdicts/min, 2026-12-04
 # alone: the same jobs judged by evaluator/ copied into an empty folder, nothing else on the path
 #   KG_REGION_JOBS=.device/regions/jobs.jsonl scripts/gpu_suite.sh alone   -> $OUT/alone_verdicts.jsonl
 # regions_kb: the same kernels as KernelBench programs (load_inline), for KernelBench's own rules:
