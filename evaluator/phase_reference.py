@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from evaluator import harness
+from evaluator import harness, profiling
 from evaluator.config import EvalConfig
 from evaluator.phase_run import compiled_reference_ms
 from evaluator.runtime import (
@@ -21,6 +21,7 @@ from evaluator.runtime import (
     select_device,
     set_precision,
 )
+from evaluator.timing import Timer
 
 
 def run_profile(spec: dict[str, Any], config: EvalConfig, result: Result) -> None:
@@ -37,10 +38,10 @@ def run_profile(spec: dict[str, Any], config: EvalConfig, result: Result) -> Non
         for _ in range(max(1, config.warmup)):
             model(*inputs)
         harness.sync(dev)
-        prof = harness.profile_forward(lambda: model(*inputs), dev)
-    rows = harness.op_table(prof, dev)
+        prof = profiling.profile_forward(lambda: model(*inputs), dev)
+    rows = profiling.op_table(prof, dev)
     result.update(
-        rows=rows, text=harness.render_table(rows), device=device_name(dev), torch=torch.__version__
+        rows=rows, text=profiling.render_table(rows), device=device_name(dev), torch=torch.__version__
     )
 
 
@@ -74,7 +75,7 @@ def run_baseline(spec: dict[str, Any], config: EvalConfig, result: Result) -> No
             continue
         try:
             model, make, call = _reference_runner(mod, config, dev)
-            timer = harness.Timer(dev, config.l2_flush_bytes)
+            timer = Timer(dev, config.l2_flush_bytes)
             entries[prob["key"]]["eager"] = timer.measure(
                 call, make, config.warmup, config.timing_trials, trusted=True
             )
@@ -95,7 +96,7 @@ def run_baseline(spec: dict[str, Any], config: EvalConfig, result: Result) -> No
             entry["compiled"] = {"ms": None, "skipped": "deadline"}
             continue
         model, make, _ = _reference_runner(mod, config, dev)
-        timer = harness.Timer(dev, config.l2_flush_bytes)
+        timer = Timer(dev, config.l2_flush_bytes)
         entry["compiled"] = compiled_reference_ms(
             {}, config.replace(reference_compile="same_process"), timer, make, model, dev
         )

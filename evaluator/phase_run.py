@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from evaluator import buildcache, copycheck, guard, harness, integrity, numerics
+from evaluator import buildcache, copycheck, guard, harness, integrity, numerics, profiling
 from evaluator.config import EvalConfig
 from evaluator.regions.judge import judge_region
 from evaluator.runtime import (
@@ -22,6 +22,7 @@ from evaluator.runtime import (
     set_precision,
     setup,
 )
+from evaluator.timing import Timer
 
 
 def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> None:
@@ -42,7 +43,7 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
     # Everything above (imports, loading the extension, the CUDA context and the profiler's start-up)
     # overlaps the previous candidate's GPU work; from here on this process has the device to itself.
     dev = select_device(config)
-    harness.warm_up(dev, profiler=config.strict)
+    profiling.warm_up(dev, profiler=config.strict)
     acquire_device(spec, scratch)
     result.update(stage="reference")  # "load" ends here: it includes the wait for the device
 
@@ -374,10 +375,10 @@ def _custom_kernel_use(
     wall = time.perf_counter() - t0  # unprofiled: the host-side share of time inside the extension
     ext_calls = recorder.calls - calls_before
     host_share = (recorder.call_seconds - secs_before) / wall if wall > 0 else None
-    prof = harness.profile_forward(lambda: call_cand(inputs), dev)
+    prof = profiling.profile_forward(lambda: call_cand(inputs), dev)
     call_ref(inputs)  # warm-up, as the candidate had
-    ref_units = harness.work_units(harness.profile_forward(lambda: call_ref(inputs), dev), dev)
-    cand_units = harness.work_units(prof, dev)
+    ref_units = profiling.work_units(profiling.profile_forward(lambda: call_ref(inputs), dev), dev)
+    cand_units = profiling.work_units(prof, dev)
     info: dict[str, Any] = {
         "ext_calls": ext_calls,
         "kernel_names": sorted(recorder.kernel_names),
@@ -385,10 +386,10 @@ def _custom_kernel_use(
         "replaced": sorted(name for name, n in ref_units.items() if cand_units[name] < n)[:8],
     }
     if dev.type == "cuda":
-        # Only kernels launched outside every ATen op count as the candidate's (harness.kernel_launches).
-        launches = harness.kernel_launches(prof)
+        # Only kernels launched outside every ATen op count as the candidate's (profiling.kernel_launches).
+        launches = profiling.kernel_launches(prof)
         names = recorder.kernel_names
-        spent = harness.custom_kernel_time(launches, names)
+        spent = profiling.custom_kernel_time(launches, names)
         total, custom_us = spent["total_us"], spent["custom_us"]
         info["kernels"] = sorted(((name, us) for name, us, _ in launches), key=lambda k: -k[1])[:8]
         info["library_named_like_custom"] = spent["library_named_like_custom"]
@@ -441,7 +442,7 @@ def _timing(
     limit: StageLimit,
 ) -> None:
     result.update(stage="timing")
-    timer = harness.Timer(
+    timer = Timer(
         dev, config.l2_flush_bytes, config.timing_budget_s, config.timing_min_trials, config.timing_precision
     )
     t0 = time.perf_counter()
@@ -494,7 +495,7 @@ def _timing(
 def compiled_reference_ms(
     spec: dict[str, Any],
     config: EvalConfig,
-    timer: harness.Timer,
+    timer: Timer,
     make: Any,
     ref_model: torch.nn.Module,
     dev: torch.device,

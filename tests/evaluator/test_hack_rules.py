@@ -2,8 +2,9 @@
 workers and C++ builds, are in test_hack_rules_cpu.py; on CUDA kernels, in the GPU suite):
 
 1. a custom kernel that only copies or casts its input is not work (evaluator.copycheck);
-2. a kernel counts as the candidate's only if it was launched outside every ATen op (harness.kernel_launches);
-3. a sample of the timed calls' outputs is compared with the reference's (harness.Timer);
+2. a kernel counts as the candidate's only if it was launched outside every ATen op
+   (profiling.kernel_launches);
+3. a sample of the timed calls' outputs is compared with the reference's (timing.Timer);
 4. the judge's own code and the libraries it judges with must not change (evaluator.integrity, guard).
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 import torch
 
-from evaluator import copycheck, harness, integrity
+from evaluator import copycheck, harness, integrity, profiling, timing
 from evaluator.buildcache import BuildRecorder, ExtensionProxy
 
 CPU = torch.device("cpu")
@@ -175,27 +176,29 @@ def _profile(with_device_events: bool = True) -> Any:
 
 
 def test_kernels_launched_inside_aten_ops_are_library_work_whatever_their_name() -> None:
-    launches = {name.split("(")[0].split("<")[0]: lib for name, _, lib in harness.kernel_launches(_profile())}
+    launched = profiling.kernel_launches(_profile())
+    launches = {name.split("(")[0].split("<")[0]: lib for name, _, lib in launched}
     assert launches == {
         "void at::native::vectorized_elementwise_kernel": True,  # both: under aten::div, under aten::add_
         "scale_kernel": False,
         "sm90_xmma_gemm_f32f32_tn_n": True,
         "my_kernel": False,
     }
-    assert sum(lib for *_, lib in harness.kernel_launches(_profile())) == 3
+    assert sum(lib for *_, lib in profiling.kernel_launches(_profile())) == 3
 
 
 def test_a_global_named_like_atens_kernel_gets_none_of_its_time() -> None:
     """The masquerade: a `__global__ vectorized_elementwise_kernel` that never runs beside at::div."""
-    spent = harness.custom_kernel_time(harness.kernel_launches(_profile()), {"vectorized_elementwise_kernel"})
+    launched = profiling.kernel_launches(_profile())
+    spent = profiling.custom_kernel_time(launched, {"vectorized_elementwise_kernel"})
     assert spent["custom_us"] == 0 and spent["library_named_like_custom"] == 2
     assert spent["total_us"] == 50 + 60 + 80 + 100 + 10
-    own = harness.custom_kernel_time(harness.kernel_launches(_profile()), {"scale_kernel", "my_kernel"})
+    own = profiling.custom_kernel_time(profiling.kernel_launches(_profile()), {"scale_kernel", "my_kernel"})
     assert own["custom_us"] == 160 and own["library_named_like_custom"] == 0
 
 
 def test_without_device_events_the_kernel_lists_alone_attribute() -> None:
-    launches = harness.kernel_launches(_profile(with_device_events=False))
+    launches = profiling.kernel_launches(_profile(with_device_events=False))
     assert sorted((name[:20], lib) for name, _, lib in launches) == [  # a launch under no op is in none
         ("my_kernel(float*)", False),
         ("sm90_xmma_gemm_f32f3", True),
@@ -206,7 +209,7 @@ def test_without_device_events_the_kernel_lists_alone_attribute() -> None:
 
 def test_a_cpu_profile_has_no_kernels() -> None:
     x = torch.rand(8, 8)
-    assert harness.kernel_launches(harness.profile_forward(lambda: x @ x, CPU)) == []
+    assert profiling.kernel_launches(profiling.profile_forward(lambda: x @ x, CPU)) == []
 
 
 # ---------------------------------------------------------------- 3. timed outputs are compared
@@ -234,7 +237,7 @@ def test_a_forward_that_serves_a_cached_output_while_timed_is_caught() -> None:
         state["out"] = torch.relu(args[0])
         return state["out"]
 
-    timer = harness.Timer(CPU, 1024)
+    timer = timing.Timer(CPU, 1024)
     ref, cand = timer.measure_many(
         [lambda a: torch.relu(a[0]), cached],
         _make,
@@ -253,7 +256,7 @@ def test_an_honest_forward_passes_even_beside_a_reference_that_writes_its_inputs
     def ref_in_place(args: list[torch.Tensor]) -> torch.Tensor:
         return args[0].relu_()  # legal for the reference; the candidate runs first in the compared trials
 
-    timer = harness.Timer(CPU, 1024, budget_s=None, min_trials=4)
+    timer = timing.Timer(CPU, 1024, budget_s=None, min_trials=4)
     _, cand = timer.measure_many(
         [ref_in_place, lambda a: torch.relu(a[0])], _make, 2, 9, trusted=[True, False], check=_compare
     )
@@ -268,7 +271,7 @@ def test_a_forward_that_draws_random_numbers_draws_the_reference_ones() -> None:
     def noisy(args: list[torch.Tensor]) -> torch.Tensor:
         return args[0] + torch.rand_like(args[0])
 
-    timer = harness.Timer(CPU, 1024)
+    timer = timing.Timer(CPU, 1024)
     _, cand = timer.measure_many([noisy, noisy], _make, 1, 6, trusted=[True, False], check=_compare)
     assert cand["output_check"]["ok"], cand["output_check"]
 
@@ -289,7 +292,7 @@ def test_only_the_sampled_outputs_are_kept() -> None:
     def same(out: Any, ref: Any) -> dict[str, Any]:
         return {"ok": out.value == ref.value}
 
-    timer = harness.Timer(CPU, 1024)
+    timer = timing.Timer(CPU, 1024)
     _, cand = timer.measure_many(
         [lambda a: Out(1.0), lambda a: Out(1.0)], lambda i: [], 1, 40, trusted=[True, False], check=same
     )
@@ -297,7 +300,7 @@ def test_only_the_sampled_outputs_are_kept() -> None:
 
 
 def test_without_a_check_or_a_reference_nothing_is_compared() -> None:
-    timer = harness.Timer(CPU, 1024)
+    timer = timing.Timer(CPU, 1024)
     (alone,) = timer.measure_many([lambda a: a[0] * 2], _make, 1, 5, trusted=[False], check=_compare)
     (plain,) = timer.measure_many([lambda a: a[0] * 2], _make, 1, 5)
     assert "output_check" not in alone and "output_check" not in plain
@@ -324,24 +327,24 @@ def test_patches_through_aliases_and_sys_modules_are_named_and_undone(
 
     real_clock, real_compare = clock.perf_counter, harness.compare
     real_elapsed = tc.Event.elapsed_time
-    summary_code = harness.Timer._summary.__code__
+    summary_code = timing.Timer._summary.__code__
     try:
         clock.perf_counter = lambda: 0.0
         tc.Event.elapsed_time = lambda self, end: 1e-3
         sys.modules["evaluator.harness"].compare = lambda *a, **k: {"ok": True}
         torch.Tensor.allclose = lambda *a, **k: True  # shadows the C method of its base
-        harness.Timer._summary.__code__ = (lambda events, walls, trials, trusted: {}).__code__
+        timing.Timer._summary.__code__ = (lambda events, walls, trials, trusted: {}).__code__
         changed = snapshot.changes()
     finally:
         clock.perf_counter, harness.compare, tc.Event.elapsed_time = real_clock, real_compare, real_elapsed
-        harness.Timer._summary.__code__ = summary_code
+        timing.Timer._summary.__code__ = summary_code
         vars(torch.Tensor).get("allclose") and delattr(torch.Tensor, "allclose")  # type: ignore[func-returns-value]
     assert set(changed) == {
         "time.perf_counter",
         "torch.cuda.streams.Event.elapsed_time",
         "evaluator.harness.compare",
         "torch.Tensor.allclose",
-        "evaluator.harness.Timer._summary",
+        "evaluator.timing.Timer._summary",
     }
     assert snapshot.changes() == []  # undone at once (and the finally found nothing left to undo)
 
@@ -355,7 +358,7 @@ def test_what_legit_candidates_do_changes_nothing_watched(snapshot: integrity.Ju
     torch.Tensor.my_helper = lambda self: self  # a new name on a class is not a change
     try:
         x = torch.rand(4, 8)
-        harness.profile_forward(lambda: model(x), CPU).events()  # the profiler imports torch._dynamo
+        profiling.profile_forward(lambda: model(x), CPU).events()  # the profiler imports torch._dynamo
         torch.autograd.Function  # noqa: B018
         assert snapshot.changes() == []
     finally:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluator.harness import Timer
+from evaluator.timing import Timer
 
 
 def test_only_a_candidate_is_charged_its_wall_clock() -> None:
@@ -52,7 +52,7 @@ def test_trials_stop_once_every_median_is_known_to_the_precision() -> None:
 
 
 def test_the_median_interval_widens_with_an_outlier_only_when_it_is_inside_the_ranks() -> None:
-    from evaluator.harness import _median_half_width
+    from evaluator.timing import _median_half_width
 
     twenty = [1.0] * 19 + [50.0]  # one slow trial in twenty lies outside the interval's ranks
     assert _median_half_width(twenty) == 0.0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from evaluator import harness
+from evaluator import harness, profiling
 from evaluator.buildcache import form_of, poisoned
 from evaluator.config import EvalConfig
 from evaluator.runtime import StageLimit
@@ -22,7 +22,7 @@ CPU = torch.device("cpu")
 
 def _units(fn) -> dict[str, int]:
     fn()  # warm-up, as the worker does
-    return dict(harness.work_units(harness.profile_forward(fn, CPU), CPU))
+    return dict(profiling.work_units(profiling.profile_forward(fn, CPU), CPU))
 
 
 def test_work_units_count_computing_ops_not_allocations_or_views() -> None:

@@ -414,7 +414,7 @@ RULE_HACKS = {
         "custom_kernels_only_copy",
     ),
     # A `__global__` named like ATen's kernel beside at::div: its kernel runs under aten::div, so it is
-    # library work whatever it is called (harness.kernel_launches).
+    # library work whatever it is called (profiling.kernel_launches).
     "library_kernel_name_masquerade": (MASQUERADE, "no_custom_kernel_launched"),
     # Right whenever checked; after the timer's warm-up (the 3rd call in a row on the same input) it hands
     # back its last output for each new input, until a call on the same input again (the pointer trials)
