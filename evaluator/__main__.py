@@ -53,7 +53,7 @@ def _selection(args: argparse.Namespace) -> tuple[list[int] | None, list[int] | 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from evaluator.api import evaluate_many
-    from evaluator.jobs import finished_ids, parse_jobs
+    from evaluator.jobs import cut_torn_line, finished_ids, parse_jobs
 
     if args.ray_cpus is not None and args.ray:
         raise SystemExit("python -m evaluator: --ray-cpus sizes a new local cluster, not one at an ADDRESS")
@@ -72,7 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    _cut_torn_line(out_path)
+    cut_torn_line(out_path)
     unjudged: list[str] = []
     with open(out_path, "a") as out:
 
@@ -112,17 +112,6 @@ def _run_on_ray(
         )
     except ray_fanout.Unavailable as exc:
         raise SystemExit(f"python -m evaluator: {exc}") from None
-
-
-def _cut_torn_line(path: Path) -> None:
-    """A kill in the middle of a write leaves a partial last line: cut it, so the next verdict does not
-    fuse with it (that job has no verdict and runs again)."""
-    if not path.is_file():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as f:
-            f.truncate(data.rfind(b"\n") + 1)
 
 
 def _progress(n: int, total: int, elapsed: float, job_id: str, verdict: str) -> None:

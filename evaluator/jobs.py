@@ -121,3 +121,15 @@ def finished_ids(path: str | Path) -> set[str]:
         except (json.JSONDecodeError, KeyError, TypeError):
             continue  # a line cut short by a kill: that job runs again
     return done
+
+
+def cut_torn_line(path: str | Path) -> None:
+    """A kill in the middle of a write leaves a partial last line: cut it, so the next line appended does
+    not fuse with it (the job it held has no verdict and runs again)."""
+    p = Path(path)
+    if not p.is_file():
+        return
+    data = p.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(p, "r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)

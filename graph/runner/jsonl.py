@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from evaluator.jobs import cut_torn_line
+
 
 class JsonlLog:
     """One append-only JSON-lines file."""
@@ -18,7 +20,7 @@ class JsonlLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        _cut_partial_line(path)
+        cut_torn_line(path)
         self._handle = open(path, "a", encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
@@ -43,12 +45,3 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             continue
     return records
-
-
-def _cut_partial_line(path: Path) -> None:
-    if not path.is_file():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as handle:
-            handle.truncate(data.rfind(b"\n") + 1)
