@@ -38,6 +38,32 @@ _HACK_FAILURES = {
 }
 
 
+class _ProblemFacts:
+    """What one run learnt about a problem's reference that the problem's later runs in the batch reuse:
+    the strict numerics' tolerances (evaluator.numerics). They depend on the reference, its seeded inputs
+    and the configuration only; deriving them takes float64 runs of the reference (seconds for a
+    convolution), once per problem instead of once per candidate. Learnt only from a run that finished with
+    its judge intact (evaluator.integrity)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tolerances: dict[str, dict[str, Any]] = {}
+
+    @staticmethod
+    def _key(st: _State) -> str:
+        return hashlib.sha256(f"{st.job.problem.key}\0{json.dumps(st.config.to_dict())}".encode()).hexdigest()
+
+    def tolerances(self, st: _State) -> dict[str, Any] | None:
+        with self._lock:
+            return self._tolerances.get(self._key(st))
+
+    def learn(self, st: _State, result: dict[str, Any]) -> None:
+        intact = "judge_tampered" not in (result.get("strict_failures") or [])
+        if result.get("tolerances") and result.get("stage") == "done" and intact:
+            with self._lock:
+                self._tolerances.setdefault(self._key(st), result["tolerances"])
+
+
 @dataclass
 class _State:
     job: Job
@@ -48,6 +74,7 @@ class _State:
     findings: list[dict[str, Any]] = field(default_factory=list)
     build: sandbox.WorkerRun | None = None
     workers: sandbox.WorkerGroup | None = None
+    facts: _ProblemFacts = field(default_factory=_ProblemFacts)
 
 
 def evaluate(problem: Problem, candidate_text: str, config: EvalConfig | None = None) -> Verdict:
@@ -68,7 +95,8 @@ def evaluate_many(
     """
     base = config or EvalConfig()
     workers = sandbox.WorkerGroup()
-    states = [_State(job, job.config or base, workers=workers) for job in jobs]
+    facts = _ProblemFacts()
+    states = [_State(job, job.config or base, workers=workers, facts=facts) for job in jobs]
     results: dict[int, Verdict] = {}
     slots: queue.Queue[int] = queue.Queue()
     for idx in _run_slots(base.backend, base.workers_per_device):
@@ -112,7 +140,7 @@ def evaluate_many(
             runners.submit(run_stage, i)
 
     try:
-        for fut in [builders.submit(build_stage, i) for i in range(len(states))]:
+        for fut in [builders.submit(build_stage, i) for i in _problems_interleaved(states)]:
             fut.result()
         builders.shutdown()  # every run stage is queued once the last build stage has returned
         runners.shutdown()
@@ -193,6 +221,7 @@ def _run(st: _State, slot: int) -> Verdict:
         st.seconds["run_shared"] = st.seconds.pop("run")
         run = _run_worker(st, slot, shares, alone=True)
     r = run.result or {}
+    st.facts.learn(st, r)
     builds = r.get("builds") or ((st.build.result or {}).get("builds") if st.build else None)
     evidence: dict[str, Any] = {
         "phase": "run",
@@ -259,6 +288,7 @@ def _run_worker(st: _State, slot: int, shares: int, alone: bool) -> sandbox.Work
         "arch": device.arch_list(st.config.backend),
         "baseline_entry": _baseline_entry(st),
         "regions": st.job.regions,
+        "tolerances": st.facts.tolerances(st),
         "device_lock": str(_device_lock(st.config, slot)),
         "device_shares": shares,
         "alone": alone,
@@ -320,6 +350,19 @@ def _verdict(
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _problems_interleaved(states: list[_State]) -> list[int]:
+    """Job indices, one job of each problem in turn (first jobs first, in their order): a problem's later
+    candidates then start after its first has finished, and reuse what it learnt (_ProblemFacts)."""
+    by_problem: dict[str, list[int]] = {}
+    for i, st in enumerate(states):
+        by_problem.setdefault(st.job.problem.key, []).append(i)
+    queues = list(by_problem.values())
+    order: list[int] = []
+    for depth in range(max((len(q) for q in queues), default=0)):
+        order += [q[depth] for q in queues if depth < len(q)]
+    return order
 
 
 def _env(config: EvalConfig, build: bool, slot: int = 0) -> dict[str, str]:

@@ -156,7 +156,7 @@ def build_key(parts: dict[str, Any], backend: str, arch: str) -> str:
 
 def install(cache_dir: str, backend: str, arch: str, recorder: BuildRecorder) -> None:
     """Patch torch.utils.cpp_extension.load_inline/load to build into the cache and wrap the result, and
-the region kind's NVRTC loader to be recorded and wrapped the same way."""
+    the region kind's NVRTC loader to be recorded and wrapped the same way."""
     from torch.utils import cpp_extension
 
     build_root = Path(cache_dir) / "builds"

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-_POLL_S = 0.05  # a worker waiting for any share retries this often (no share is ever held for long)
+_POLL_S = 0.01  # a worker waiting for any share retries this often: the device idles no longer than this
 
 
 class DeviceShare:

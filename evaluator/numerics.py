@@ -46,7 +46,6 @@ from evaluator import harness
 from evaluator.config import EvalConfig
 
 Inputs = list[Any]
-_CHUNK = 1 << 24  # elements per comparison step, as harness._compare_tensor: outputs reach 4 GiB
 SIGNED_SEED_OFFSET = 1001  # the signed trial's inputs: gen(seed + this), mapped to [-1, 1)
 EXTREME_SEED_OFFSET = 1002  # the extreme trial's inputs: gen(seed + this), mapped to [-scale, scale)
 _STRUCTURAL = ("structure", "value", "type", "shape", "dtype")  # harness.compare's reasons without numbers
@@ -78,11 +77,34 @@ class Derived:
     skipped: str | None = None
     trials: int = 0
     seconds: float = 0.0
+    reused: bool = False  # derived by an earlier run of the same problem (see Tolerances.from_dict)
 
     def evidence(self) -> dict[str, Any]:
-        if self.outputs is None:
-            return {"skipped": self.skipped}
-        return {"derived_on_trials": self.trials, "float64_seconds": round(self.seconds, 3)}
+        found: dict[str, Any] = {"skipped": self.skipped}
+        if self.outputs is not None:
+            found = {"derived_on_trials": self.trials, "float64_seconds": round(self.seconds, 3)}
+        return {**found, "reused_from_an_earlier_run": True} if self.reused else found
+
+    def to_dict(self) -> dict[str, Any]:
+        outputs = (
+            None
+            if self.outputs is None
+            else [None if t is None else [t.reference_error, t.scale, t.tolerance] for t in self.outputs]
+        )
+        return {"outputs": outputs, "skipped": self.skipped, "trials": self.trials, "seconds": self.seconds}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Derived:
+        outputs = data.get("outputs")
+        return cls(
+            outputs=None
+            if outputs is None
+            else [None if t is None else OutputTolerance(*t) for t in outputs],
+            skipped=data.get("skipped"),
+            trials=int(data.get("trials") or 0),
+            seconds=float(data.get("seconds") or 0.0),
+            reused=True,
+        )
 
 
 @dataclass
@@ -92,6 +114,16 @@ class Tolerances:
     standard: Derived = field(default_factory=Derived)
     signed: Derived = field(default_factory=Derived)
     extreme: Derived = field(default_factory=Derived)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {kind: getattr(self, kind).to_dict() for kind in ("standard", "signed", "extreme")}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Tolerances:
+        """What an earlier run of the same problem derived: the tolerances depend on the reference, its
+        seeded inputs and the configuration only, so every candidate of a problem is judged by the same
+        ones, and the float64 runs (seconds, for convolutions) are made once per problem and batch."""
+        return cls(**{kind: Derived.from_dict(data[kind]) for kind in ("standard", "signed", "extreme")})
 
 
 # ---------------------------------------------------------------- inputs
@@ -139,20 +171,9 @@ def _comparable(o: Any, r: Any) -> bool:
 
 
 def _tensor_error(o: torch.Tensor, r: torch.Tensor) -> OutputError:
-    """Chunked float64 comparison: the extra memory stays bounded however large the output."""
-    of, rf = o.to(r.device).reshape(-1), r.reshape(-1)
-    error = scale = 0.0
-    for start in range(0, rf.numel(), _CHUNK):
-        rc = rf[start : start + _CHUNK].double()
-        oc = of[start : start + _CHUNK].double()
-        finite_ref = torch.isfinite(rc)
-        finite_both = finite_ref & torch.isfinite(oc)
-        if bool((finite_ref & ~finite_both).any()):
-            error = math.inf  # not finite where the reference is
-        # masked with where, not indexed: no compaction (a copy and a sync) per chunk on the GPU
-        error = max(error, float(torch.where(finite_both, (oc - rc).abs(), 0.0).max()))
-        scale = max(scale, float(torch.where(finite_ref, rc.abs(), 0.0).max()))
-    return OutputError(error, scale)
+    """harness.tensor_stats's pass (chunked: the extra memory stays bounded however large the output)."""
+    stats = harness.tensor_stats(o, r, 0.0, 0.0)
+    return OutputError(math.inf if stats.unbounded else stats.max_abs_err, stats.ref_max_abs)
 
 
 def finite(out: Any) -> bool:

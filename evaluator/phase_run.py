@@ -40,12 +40,14 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
         guard.Guard.active = False
         return _fail(result, recorder, "load", exc)
     guard.Guard.active = False
-    # Everything above (imports, loading the extension, the CUDA context and the profiler's start-up)
-    # overlaps the previous candidate's GPU work; from here on this process has the device to itself.
+    # Everything up to the device share (imports, loading the extension, the CUDA context, the profiler's
+    # start-up, building both models) overlaps other workers' GPU work; from there on this process has a
+    # share of the device (evaluator.device_share). A run judged again for memory takes the device first.
     dev = select_device(config)
     profiling.warm_up(dev, profiler=config.strict)
-    acquire_device(spec, scratch)
-    result.update(stage="reference")  # "load" ends here: it includes the wait for the device
+    if spec.get("alone"):
+        acquire_device(spec, scratch)
+    result.update(stage="construct")
 
     def init_inputs() -> list[Any]:
         torch.manual_seed(config.seed)
@@ -53,6 +55,18 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
             return list(ref_mod.get_init_inputs())
 
     ref = construct(ref_mod.Model, init_inputs(), config.seed, dev)
+    # No stage limit while the candidate is built: its __init__ may still compile an extension.
+    guard.Guard.active = True
+    try:
+        cand = construct(cand_cls, init_inputs(), config.seed, dev)
+    except BaseException as exc:  # noqa: BLE001
+        return _fail(result, recorder, "init", exc)
+    finally:
+        guard.Guard.active = False
+    result.update(builds=recorder.builds)
+    if not spec.get("alone"):
+        acquire_device(spec, scratch)
+    result.update(stage="reference")  # "construct" ends here: it includes the wait for the device
 
     def call_ref(args: list[Any]) -> Any:
         with torch.no_grad():
@@ -61,17 +75,8 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
     def gen(seed: int) -> list[Any]:
         return harness.make_inputs(ref_mod.get_inputs, seed, dev)
 
-    # No stage limit while the candidate is built: its __init__ may still compile an extension.
     limit = StageLimit(scratch, config, _seconds_per_call(call_ref, gen, dev, config.seed))
     result.update(reference_seconds_per_call=limit.seconds_per_call)
-    guard.Guard.active = True
-    try:
-        cand = construct(cand_cls, init_inputs(), config.seed, dev)
-    except BaseException as exc:  # noqa: BLE001
-        return _fail(result, recorder, "init", exc)
-    finally:
-        guard.Guard.active = False
-    result.update(stage="init", builds=recorder.builds)
 
     def call_cand(args: list[Any]) -> Any:
         guard.Guard.active = True
@@ -192,7 +197,11 @@ def _check_and_time(
     result.update(verdict_kernelbench="correct", correct_kernelbench=True)
     strict: dict[str, Any] = {}
     if config.strict:
-        tolerances = _derive_tolerances(config, result, ref_model, call_ref, gen, dev, limit)
+        if spec.get("tolerances"):
+            tolerances = numerics.Tolerances.from_dict(spec["tolerances"])
+        else:
+            tolerances = _derive_tolerances(config, result, ref_model, call_ref, gen, dev, limit)
+            result.update(tolerances=tolerances.to_dict())
         strict["numerics"] = numerics.judge(trial_errors, tolerances.standard)
         if strict["numerics"]["within_reference_numerics"] is False:
             strict_failures.append("beyond_reference_numerics")
@@ -310,7 +319,12 @@ def _timing(
 ) -> None:
     result.update(stage="timing")
     timer = Timer(
-        dev, config.l2_flush_bytes, config.timing_budget_s, config.timing_min_trials, config.timing_precision
+        dev,
+        config.l2_flush_bytes,
+        config.timing_budget_s,
+        config.timing_min_trials,
+        config.timing_precision,
+        config.timing_precision_far,
     )
     t0 = time.perf_counter()
     timer.flush.zero_()

@@ -32,6 +32,7 @@ class Timer:
         budget_s: float | None = None,
         min_trials: int = 10,
         precision: float | None = None,
+        precision_far: float | None = None,
     ) -> None:
         self.device = device
         self.flush = torch.empty(max(flush_bytes // 4, 1), dtype=torch.float32, device=device)
@@ -42,6 +43,10 @@ class Timer:
         # ... and once every function's median is known to within this fraction (95%, distribution-free):
         # a kernel whose times agree to 1% over ten trials learns nothing from ninety more.
         self.precision = precision
+        # ... or, for two functions timed together whose medians are far apart, to within a tenth of the log
+        # of their ratio (at most `precision_far`): a kernel at 0.12x the reference is that whether its median
+        # is known to 1% or to 5%, while near 1x (the 1.05x line) `precision` stands.
+        self.precision_far = precision_far
 
     def measure(
         self,
@@ -113,15 +118,27 @@ class Timer:
         return summaries
 
     def _spent(self, done: int, seconds: float, samples: list[tuple[list[float], list[float]]]) -> bool:
-        """Enough trials: past the budget, or every function's median already known to `precision`."""
+        """Enough trials: past the budget, or every function's median known to the precision it needs."""
         if done < self.min_trials:
             return False
         if self.budget_s is not None and seconds >= self.budget_s:
             return True
-        return self.precision is not None and all(
-            _median_half_width(events or walls) <= self.precision * statistics.median(events or walls)
-            for events, walls in samples
+        if self.precision is None:
+            return False
+        medians = [statistics.median(events or walls) for events, walls in samples]
+        needed = self.needed_precision(medians)
+        return all(
+            _median_half_width(events or walls) <= needed * median
+            for (events, walls), median in zip(samples, medians, strict=True)
         )
+
+    def needed_precision(self, medians: list[float]) -> float:
+        """`precision`, relaxed for a pair of medians far apart (see `precision_far`)."""
+        assert self.precision is not None
+        if self.precision_far is None or len(medians) != 2 or min(medians) <= 0:
+            return self.precision
+        gap = abs(math.log(medians[0] / medians[1])) / 10
+        return max(self.precision, min(self.precision_far, gap))
 
     def _trial(
         self, fn: Callable[[Inputs], Any], args: Inputs, keep: bool = False
@@ -153,8 +170,11 @@ class Timer:
         wall_ms = statistics.median(walls)
         event_ms = statistics.median(events) if events else wall_ms
         off_stream = bool(events) and wall_ms > 2 * event_ms and wall_ms - event_ms > 0.05
+        median = event_ms if events else wall_ms
         return {
             "ms": wall_ms if off_stream and not trusted else event_ms,
+            # half the 95% interval of the median, as a fraction of it: how well `ms` is known
+            "precision": round(_median_half_width(events or walls) / median, 4) if median > 0 else None,
             "event_ms": event_ms,
             "wall_ms": wall_ms,
             "trials": trials,

@@ -112,8 +112,10 @@ def find_library() -> Path:
         return path
     searched = [f"{ENV_VAR} (unset)", f"the {WHEEL} wheel's files (package metadata)"]
     searched += [f"{d} (libnvrtc*.so*)" for d in dirs] or ["torch's directories (torch not installed)"]
-    raise NvrtcUnavailable(f"libnvrtc not found; searched: {'; '.join(searched)}. "
-                           f"Install {WHEEL} or set {ENV_VAR} to the path of libnvrtc.so.")
+    raise NvrtcUnavailable(
+        f"libnvrtc not found; searched: {'; '.join(searched)}. "
+        f"Install {WHEEL} or set {ENV_VAR} to the path of libnvrtc.so."
+    )
 
 
 def load_library(path: Path) -> ctypes.CDLL:
@@ -179,8 +181,11 @@ def compile_kernel(
     argv = (ctypes.c_char_p * len(opts))(*(o.encode() for o in opts))
     prog = ctypes.c_void_p()
     start = time.perf_counter()
-    _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None),
-           "nvrtcCreateProgram")
+    _check(
+        lib,
+        lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None),
+        "nvrtcCreateProgram",
+    )
     try:
         result = lib.nvrtcCompileProgram(prog, len(opts), argv)
         log = _read(lib, prog, "nvrtcGetProgramLogSize", "nvrtcGetProgramLog")

@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from evaluator import numerics
+from evaluator import harness, numerics
 from evaluator.config import EvalConfig
 
 CPU = torch.device("cpu")
@@ -205,7 +205,7 @@ def test_chunked_errors_equal_whole_ones(monkeypatch: pytest.MonkeyPatch) -> Non
     torch.manual_seed(0)
     ref, got = torch.randn(1000), torch.randn(1000)
     whole = numerics.output_errors(got, ref)
-    monkeypatch.setattr(numerics, "_CHUNK", 7)
+    monkeypatch.setattr(harness, "_CHUNK", 7)
     assert numerics.output_errors(got, ref) == whole
 
 

@@ -75,7 +75,8 @@ def test_the_worker_says_where_its_time_went(verdicts: dict) -> None:
     process start and torch's import, before the first stage)."""
     ev = verdicts["CORRECT"]["evidence"]
     spent = ev["stage_seconds"]
-    for stage in ("load", "reference", "init", "correctness", "strict", "custom", "timing", "skip_trial"):
+    stages = ("load", "construct", "reference", "correctness", "strict", "custom", "timing", "skip_trial")
+    for stage in stages:
         assert stage in spent and spent[stage] >= 0, spent
     assert 0 < sum(spent.values()) <= ev["seconds"]["run"]
     assert set(verdicts["WRONG"]["evidence"]["stage_seconds"]) < set(spent)  # it stopped at correctness
@@ -169,8 +170,9 @@ def test_custom_work_is_told_from_custom_code_beside_the_library(verdicts: dict)
     op still runs; the decoy is neither. A real kernel replaces the op and is needed."""
     wrapper, decoy, real = (verdicts[c]["evidence"] for c in ("LIBRARY_IN_WRAPPER", "DECOY", "CORRECT"))
     assert wrapper["custom"]["share"] > 0.01 and decoy["custom"]["share"] > 0.01
-    assert wrapper["strict"]["skip_trial"]["output_changed"] and "output_ignores_custom_kernels" not in (
-        wrapper["strict_failures"]
+    assert (
+        wrapper["strict"]["skip_trial"]["output_changed"]
+        and "output_ignores_custom_kernels" not in (wrapper["strict_failures"])
     )
     assert not decoy["strict"]["skip_trial"]["output_changed"]
     assert wrapper["custom"]["replaced"] == [] == decoy["custom"]["replaced"]
@@ -215,3 +217,17 @@ def test_every_constant_extension_is_built_before_the_run(verdicts: dict) -> Non
     built = {b["name"]: b for b in v["evidence"]["build_phase"]}
     assert set(built) == {"kg_two_a", "kg_two_b"} and all(b["ok"] and not b["cached"] for b in built.values())
     assert all(b["cached"] for b in v["evidence"]["builds"])  # the run phase found both built
+
+
+def test_a_problem_s_later_candidates_reuse_the_tolerances_its_first_derived(
+    cpu_config: EvalConfig, relu_problem: Problem
+) -> None:
+    """One run at a time: the second candidate of the problem starts after the first has finished."""
+    jobs = [Job(name, relu_problem, cases.CORRECT) for name in ("first", "second")]
+    first, second = evaluate_many(jobs, cpu_config.replace(workers_per_device=1))
+    assert first["verdict"] == second["verdict"] == "correct"
+    derived = first["evidence"]["strict"]["signed_trial"]["numerics"]
+    reused = second["evidence"]["strict"]["signed_trial"]["numerics"]
+    assert "reused_from_an_earlier_run" not in derived and reused.pop("reused_from_an_earlier_run") is True
+    assert reused["tolerance"] == derived["tolerance"]
+    assert reused["reference_error"] == derived["reference_error"]

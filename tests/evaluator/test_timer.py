@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evaluator.timing import Timer
 
 
@@ -57,3 +59,31 @@ def test_the_median_interval_widens_with_an_outlier_only_when_it_is_inside_the_r
     twenty = [1.0] * 19 + [50.0]  # one slow trial in twenty lies outside the interval's ranks
     assert _median_half_width(twenty) == 0.0
     assert _median_half_width([1.0] * 10 + [2.0] * 10) == 0.5
+
+
+def test_medians_far_apart_need_only_a_tenth_of_their_log_ratio() -> None:
+    import math
+
+    import torch
+
+    timer = Timer(torch.device("cpu"), 1024, budget_s=None, min_trials=10, precision=0.01, precision_far=0.05)
+    # a reference at 1 ms and a candidate at 8 ms, each known to ~4%: enough to say 0.125x
+    ref = ([1.0, 1.04, 0.97, 1.02, 1.0, 0.96, 1.03, 1.0, 0.98, 1.05], [])
+    slow = ([8 * t for t in ref[0]], [])
+    assert timer.needed_precision([1.0, 8.0]) == 0.05
+    assert timer._spent(10, 0.0, [ref, slow])
+    # near 1x the 1% stands: the same spreads decide nothing
+    close = ([1.05 * t for t in ref[0]], [])
+    assert timer.needed_precision([1.0, 1.05]) == 0.01
+    assert not timer._spent(10, 0.0, [ref, close])
+    assert timer.needed_precision([1.0, 1.5]) == pytest.approx(math.log(1.5) / 10)
+    # alone, or with the relief off, every median needs `precision`
+    assert not timer._spent(10, 0.0, [ref])
+    strict = Timer(torch.device("cpu"), 1024, budget_s=None, min_trials=10, precision=0.01)
+    assert not strict._spent(10, 0.0, [ref, slow])
+
+
+def test_a_summary_says_how_well_its_median_is_known() -> None:
+    times = [1.0, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.0, 1.03, 0.97]
+    summary = Timer._summary(times, times, 10, False)
+    assert summary["precision"] == 0.03  # (1.03 - 0.97) / 2 over a median of 1.0
