@@ -40,14 +40,15 @@ _HACK_FAILURES = {
 
 class _ProblemFacts:
     """What one run learnt about a problem's reference that the problem's later runs in the batch reuse:
-    the strict numerics' tolerances (evaluator.numerics). They depend on the reference, its seeded inputs
-    and the configuration only; deriving them takes float64 runs of the reference (seconds for a
-    convolution), once per problem instead of once per candidate. Learnt only from a run that finished with
-    its judge intact (evaluator.integrity)."""
+    the strict numerics' tolerances (evaluator.numerics), which depend on the reference, its seeded inputs
+    and the configuration only, and take float64 runs of the reference (seconds for a convolution); and the
+    reference's torch.compile time (an inductor compile, 10-60 s). Each once per problem instead of once per
+    candidate. Learnt only from a run that finished with its judge intact (evaluator.integrity)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tolerances: dict[str, dict[str, Any]] = {}
+        self._compiled: dict[str, dict[str, Any]] = {}
 
     @staticmethod
     def _key(st: _State) -> str:
@@ -57,11 +58,19 @@ class _ProblemFacts:
         with self._lock:
             return self._tolerances.get(self._key(st))
 
+    def compiled(self, st: _State) -> dict[str, Any] | None:
+        with self._lock:
+            return self._compiled.get(self._key(st))
+
     def learn(self, st: _State, result: dict[str, Any]) -> None:
-        intact = "judge_tampered" not in (result.get("strict_failures") or [])
-        if result.get("tolerances") and result.get("stage") == "done" and intact:
-            with self._lock:
+        if result.get("stage") != "done" or "judge_tampered" in (result.get("strict_failures") or []):
+            return
+        compiled = (result.get("timing") or {}).get("reference_compile") or {}
+        with self._lock:
+            if result.get("tolerances"):
                 self._tolerances.setdefault(self._key(st), result["tolerances"])
+            if compiled.get("source") == "same_process" and (compiled.get("ms") or compiled.get("error")):
+                self._compiled.setdefault(self._key(st), compiled)
 
 
 @dataclass
@@ -289,6 +298,7 @@ def _run_worker(st: _State, slot: int, shares: int, alone: bool) -> sandbox.Work
         "baseline_entry": _baseline_entry(st),
         "regions": st.job.regions,
         "tolerances": st.facts.tolerances(st),
+        "reference_compile_known": st.facts.compiled(st),
         "device_lock": str(_device_lock(st.config, slot)),
         "device_shares": shares,
         "alone": alone,

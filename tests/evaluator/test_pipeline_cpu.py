@@ -219,13 +219,21 @@ def test_every_constant_extension_is_built_before_the_run(verdicts: dict) -> Non
     assert all(b["cached"] for b in v["evidence"]["builds"])  # the run phase found both built
 
 
-def test_a_problem_s_later_candidates_reuse_the_tolerances_its_first_derived(
+def test_a_problem_s_later_candidates_reuse_what_its_first_derived_and_measured(
     cpu_config: EvalConfig, relu_problem: Problem
 ) -> None:
-    """One run at a time: the second candidate of the problem starts after the first has finished."""
-    jobs = [Job(name, relu_problem, cases.CORRECT) for name in ("first", "second")]
-    first, second = evaluate_many(jobs, cpu_config.replace(workers_per_device=1))
-    assert first["verdict"] == second["verdict"] == "correct"
+    """One run at a time: the problem's second run starts after its first has finished (either job may
+    be first: their builds finish in any order), and takes the first's tolerances and its torch.compile time
+    of the reference (a real inductor compile here)."""
+    jobs = [Job(name, relu_problem, cases.CORRECT) for name in ("a", "b")]
+    config = cpu_config.replace(workers_per_device=1, reference_compile="same_process")
+    verdicts = evaluate_many(jobs, config)
+    assert [v["verdict"] for v in verdicts] == ["correct", "correct"]
+    by_source = {v["evidence"]["timing"]["reference_compile"]["source"]: v for v in verdicts}
+    first, second = by_source["same_process"], by_source["earlier_run"]
+    compiled = first["evidence"]["timing"]["reference_compile"]
+    assert compiled["ms"] > 0 and second["speedup_compile"] is not None
+    assert second["evidence"]["timing"]["reference_compile"] == {**compiled, "source": "earlier_run"}
     derived = first["evidence"]["strict"]["signed_trial"]["numerics"]
     reused = second["evidence"]["strict"]["signed_trial"]["numerics"]
     assert "reused_from_an_earlier_run" not in derived and reused.pop("reused_from_an_earlier_run") is True

@@ -35,3 +35,12 @@ def test_tolerances_are_learnt_from_a_finished_intact_run_of_the_same_problem_an
     assert facts.tolerances(r1) == TOLERANCES and facts.tolerances(t0) is None
     r1.config = r1.config.replace(numerics_factor=8.0)  # another configuration derives its own
     assert facts.tolerances(r1) is None
+
+
+def test_the_reference_s_compile_time_is_learnt_once_measured_in_a_run() -> None:
+    r0, r1, *_ = _states()
+    measured = {"ms": 0.5, "source": "same_process", "compile_seconds": 12.0}
+    r0.facts.learn(r0, {"stage": "done", "timing": {"reference_compile": {"ms": 0.4, "source": "baseline"}}})
+    assert r0.facts.compiled(r1) is None  # from the baseline file: every run reads it there
+    r0.facts.learn(r0, {"stage": "done", "timing": {"reference_compile": measured}})
+    assert r0.facts.compiled(r1) == measured
