@@ -10,6 +10,10 @@ its own work alone.
 The shares are `shares` lock files beside `base` (flock, released by the kernel when a worker dies, however
 it dies) and a gate: a worker that wants the device alone holds the gate while it takes every share in
 order, and newcomers pass the gate before trying a share, so it is never starved by a stream of them.
+
+A worker also does some GPU work before it holds a share (`quiet`: building the reference and its first
+call, which loads kernels and creates library handles). That work holds a third kind of lock, shared among
+such workers and taken whole by a worker alone, so it never runs beside a measurement.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import fcntl
 import os
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -54,17 +60,29 @@ class DeviceShare:
             time.sleep(_POLL_S)
 
     def alone(self) -> None:
-        """Give back this worker's share, then take every share: no other worker runs on the device."""
+        """Give back this worker's share, then take every share and the quiet lock: no other worker runs
+        on the device, not even outside a share."""
         if self.alone_held:
             return
         self.release()
         with self._open("gate") as gate:
             fcntl.flock(gate, fcntl.LOCK_EX)
-            for j in range(self.shares):
-                handle = self._open(str(j))
+            for suffix in [*map(str, range(self.shares)), "quiet"]:
+                handle = self._open(suffix)
                 fcntl.flock(handle, fcntl.LOCK_EX)
                 self._held.append(handle)
         self.alone_held = True
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """GPU work outside a share: waits while a worker has the device alone (behind one gathering it),
+        and a worker about to take it alone waits for the work to end. Keep it short and trusted: a worker
+        alone waits for it (never a candidate's code, which may hang)."""
+        with self._open("gate") as gate:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+        with self._open("quiet") as handle:
+            fcntl.flock(handle, fcntl.LOCK_SH)
+            yield
 
     def release(self) -> None:
         for handle in self._held:

@@ -16,6 +16,7 @@ from evaluator.runtime import (
     acquire_device,
     construct,
     device_alone,
+    device_quiet,
     error_info,
     load_module,
     select_device,
@@ -32,29 +33,19 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
     result.update(stage="load")
     # Before any candidate code: what judging depends on, checked at every change of stage from here on.
     watch = integrity.watch_stages(result, integrity.JudgeSnapshot([ref_mod]))
-    guard.Guard.active = True
-    try:
-        cand_mod = load_module("kg_candidate", spec["candidate"], scratch)
-        cand_cls = cand_mod.ModelNew
-    except BaseException as exc:  # noqa: BLE001
-        guard.Guard.active = False
-        return _fail(result, recorder, "load", exc)
-    guard.Guard.active = False
-    # Everything up to the device share (imports, loading the extension, the CUDA context, the profiler's
-    # start-up, building both models) overlaps other workers' GPU work; from there on this process has a
-    # share of the device (evaluator.device_share). A run judged again for memory takes the device first.
+    # Everything up to the device share (the CUDA context, the profiler's start-up, building both models,
+    # the reference's first call, loading the candidate) overlaps other workers' GPU work; from there on
+    # this process has a share of the device (evaluator.device_share). A run judged again for memory takes
+    # the device first.
     dev = select_device(config)
     profiling.warm_up(dev, profiler=config.strict)
     if spec.get("alone"):
         acquire_device(spec, scratch)
-    result.update(stage="construct")
 
     def init_inputs() -> list[Any]:
         torch.manual_seed(config.seed)
         with torch.device(dev):
             return list(ref_mod.get_init_inputs())
-
-    ref = construct(ref_mod.Model, init_inputs(), config.seed, dev)
 
     def call_ref(args: list[Any]) -> Any:
         with torch.no_grad():
@@ -63,7 +54,19 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
     def gen(seed: int) -> list[Any]:
         return harness.make_inputs(ref_mod.get_inputs, seed, dev)
 
-    _warm_reference(call_ref, gen, dev, config.seed)
+    # Reference work only, before any candidate code has run here: nothing can keep it from ending.
+    with device_quiet(spec):  # never beside a worker that measures
+        ref = construct(ref_mod.Model, init_inputs(), config.seed, dev)
+        _warm_reference(call_ref, gen, dev, config.seed)
+    guard.Guard.active = True
+    try:
+        cand_mod = load_module("kg_candidate", spec["candidate"], scratch)
+        cand_cls = cand_mod.ModelNew
+    except BaseException as exc:  # noqa: BLE001
+        guard.Guard.active = False
+        return _fail(result, recorder, "load", exc)
+    guard.Guard.active = False
+    result.update(stage="construct")
     # No stage limit while the candidate is built: its __init__ may still compile an extension.
     guard.Guard.active = True
     try:

@@ -8,6 +8,8 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -136,6 +138,18 @@ def acquire_device(spec: dict[str, Any], scratch: Path) -> None:
         else:
             _SHARE[0].shared()
     (scratch / "device_acquired").touch()
+
+
+@contextmanager
+def device_quiet(spec: dict[str, Any]) -> Iterator[None]:
+    """GPU work before the share (evaluator.device_share.DeviceShare.quiet); a run that already holds the
+    device alone (judged again for memory) needs no more."""
+    lock_path = spec.get("device_lock")
+    if not lock_path or spec.get("alone"):
+        yield
+        return
+    with DeviceShare(lock_path, int(spec.get("device_shares") or 1)).quiet():
+        yield
 
 
 def device_alone(limit: StageLimit | None = None) -> None:

@@ -33,7 +33,7 @@
 #   verdict's evidence.stage_seconds says where the worker's time went, and the summary sums them)
 #   The throughput record (benchmarks/results/evaluator_throughput_runs.json) used 60 jobs, samples s0 and s1:
 #   .venv/bin/python -m benchmarks.regions jobs --jobs /tmp/all.jsonl
-#   grep -E '/s[01]"' /tmp/all.jsonl > .device/regions/jobs60.jsonl   # 24.6 verdicts/min, 2026-12-04
+#   grep -E '/s[01]"' /tmp/all.jsonl > .device/regions/jobs60.jsonl   # 28-32 verdicts/min, 2026-12-04
 # alone: the same jobs judged by evaluator/ copied into an empty folder, nothing else on the path
 #   KG_REGION_JOBS=.device/regions/jobs.jsonl scripts/gpu_suite.sh alone   -> $OUT/alone_verdicts.jsonl
 # regions_kb: the same kernels as KernelBench programs (load_inline), for KernelBench's own rules:

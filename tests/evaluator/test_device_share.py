@@ -89,3 +89,34 @@ def _wait_until_locked(path: Path) -> None:
                 except BlockingIOError:
                     return
         time.sleep(0.02)
+
+
+def _free(path: Path, mode: int) -> bool:
+    """Whether `path` could be locked in `mode` now (without waiting)."""
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
+def test_work_outside_a_share_never_runs_beside_a_worker_alone(tmp_path: Path) -> None:
+    base = tmp_path / "cuda0.lock"
+    quiet = tmp_path / "cuda0.lock.quiet"
+    measurer, preparer = DeviceShare(base, 3), DeviceShare(base, 3)
+    measurer.alone()
+    assert not _free(quiet, fcntl.LOCK_SH)  # a preparing worker's quiet() would wait
+    measurer.release()
+    with preparer.quiet():
+        assert _free(quiet, fcntl.LOCK_SH)  # several prepare side by side
+        assert not _free(quiet, fcntl.LOCK_EX)  # the measurer's alone() waits for them
+        order: list[str] = []
+        alone = threading.Thread(target=lambda: (measurer.alone(), order.append("alone")), daemon=True)
+        alone.start()
+        _wait_until_locked(tmp_path / "cuda0.lock.gate")  # the measurer is gathering the device
+        order.append("prepared")
+    alone.join(timeout=60)
+    assert order == ["prepared", "alone"] and measurer.alone_held
+    measurer.release()
+    assert _free(quiet, fcntl.LOCK_EX)
