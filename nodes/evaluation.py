@@ -35,21 +35,47 @@ def job_for(task: dict[str, Any], candidate: dict[str, Any], ctx: Context) -> di
 
 
 def evaluate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Evaluate every pending candidate, append them to ``candidates`` and empty ``pending``."""
+    """Evaluate every pending candidate, append them to ``candidates`` and empty ``pending``.
+
+    A program judged before (an earlier round's, or another sample's this round: the same code, byte for
+    byte) is not judged again: it takes that verdict, with ``reused_verdict_of`` naming the candidate."""
     ctx = settings(runtime)
     started = time.perf_counter()
     pending = sorted(state.get("pending") or [], key=lambda c: c["sample"])
-    jobs = [job_for(state["task"], c, ctx) for c in pending]
-    if ctx.evaluator == "deferred":
+    earlier = {c["code"]: c for c in state.get("candidates") or [] if c.get("code")}
+    first: dict[str, dict[str, Any]] = {}
+    fresh = []
+    for candidate in pending:
+        code = candidate.get("code")
+        if code and code not in earlier and code not in first:
+            first[code] = candidate
+            fresh.append(candidate)
+        elif not code:
+            fresh.append(candidate)
+    jobs = [job_for(state["task"], c, ctx) for c in fresh]
+    if not jobs:
+        verdicts = []
+    elif ctx.evaluator == "deferred":
         verdicts = match_results(jobs, interrupt({"kind": "evaluate", "jobs": jobs}))
     else:
         verdicts = match_results(jobs, run_jobs(jobs))
-    judged = [{**candidate, "verdict": verdict} for candidate, verdict in zip(pending, verdicts, strict=True)]
+    by_id = {c["id"]: v for c, v in zip(fresh, verdicts, strict=True)}
+    judged = []
+    for candidate in pending:
+        if candidate["id"] in by_id:
+            judged.append({**candidate, "verdict": by_id[candidate["id"]]})
+            continue
+        source = earlier.get(candidate["code"]) or first[candidate["code"]]
+        verdict = source.get("verdict") or by_id[source["id"]]
+        judged.append({**candidate, "verdict": {**verdict, "reused_verdict_of": source["id"]}})
     best = best_of(judged)
     outputs = {
         "verdicts": {c["id"]: c["verdict"].get("verdict") for c in judged},
         "best": best and best["id"],
         "mode": ctx.evaluator,
+        "not_judged_again": {
+            c["id"]: c["verdict"]["reused_verdict_of"] for c in judged if "reused_verdict_of" in c["verdict"]
+        },
     }
     trace = event(
         "evaluate",

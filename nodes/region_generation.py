@@ -24,11 +24,20 @@ from nodes.context import Context, settings
 from nodes.generation import sample_seed
 from nodes.model.llm import Completion, shared_model
 from nodes.prompt_files import fragment
-from nodes.region_writer import RegionAttempt, answer, opening_messages, record, repair_messages
+from nodes.region_writer import (
+    RegionAttempt,
+    answer,
+    judged_before,
+    next_messages,
+    opening_messages,
+    record,
+    refuse_unchanged,
+    unchanged_said,
+)
 from nodes.shape_choice import choose_shape
 from nodes.state import Candidate, Generated, RegionDraft, event
 from regions.assemble import Written, assemble, chosen_launch, launch_for, moved_unchanged, twin_copy, twin_id
-from regions.check import check, extract_body
+from regions.check import check, extract_body, same_code
 from regions.contract import Contract
 from regions.model import Region, RegionError
 from regions.offering import offered
@@ -38,6 +47,7 @@ from regions.shapes import shaped, shapes_for
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5
 REPAIRS = 2  # local repair rounds after a region's first answer
+_REPAIRS = ("compile", "values", "fault")  # triage routes that repair a body the GPU judged wrong
 
 
 def offer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -161,11 +171,11 @@ def write(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
         _contract(region, first, state["current"]["shape"]),
         ambition=ctx.ambition,
         prompts=ctx.prompts,
-        previous=(before or "", text) if route in ("compile", "values", "fault") else None,
+        previous=(before or "", text) if route in _REPAIRS else None,
         optimise=(before, text) if route == "optimise" else None,
         context=_context(state, ctx, region),
     )
-    return _ask(state, messages, repairing=route in ("compile", "values", "fault", "optimise"))
+    return _ask(state, messages, repairing=route in (*_REPAIRS, "optimise"))
 
 
 def check_answer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -179,13 +189,22 @@ def check_answer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any
     known = state["attempts"].get(rid)
     attempt = RegionAttempt(**known) if known else RegionAttempt("", "", ok=False, errors="", rounds=0)
     reply = Completion(**current["reply"])
-    record(attempt, reply, check(contract, extract_body(reply.text, contract)))
+    route, text, before = _route(state, rid)
+    # the body the GPU judged wrong, if it was judged on this contract (not on a launch shape left since)
+    judged_here = (
+        route in _REPAIRS and ((state.get("last") or {}).get("shapes") or {}).get(rid, "") == current["shape"]
+    )
+    judged = judged_before(attempt, (before or "", text) if judged_here else None)
+    record(attempt, reply, refuse_unchanged(check(contract, extract_body(reply.text, contract)), judged))
     attempts = {**state["attempts"], rid: attempt.to_dict()}
     if not attempt.ok and attempt.rounds <= REPAIRS:
         return {"attempts": attempts}
-    route, _, before = _route(state, rid)
     shape_, shaped_now = current["shape"], dict(state["shaped"])
     body = attempt.body
+    if judged_here and before and unchanged_said(attempt) is not None and same_code(body, before):
+        # Still the body judged wrong once the repairs are spent: byte for byte, so the program is the one
+        # already judged and evaluation takes its verdict instead of judging it again.
+        body = before
     if route == "optimise" and not attempt.ok:
         # A rewrite that fails the local checks is not worth a GPU run: the correct body stands, on the
         # contract it was correct on (its first, where it moved this round).
@@ -215,11 +234,9 @@ def repair(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = settings(runtime)
     rid = state["current"]["id"]
     region, first = dict(_by_id(state, ctx))[rid]
-    attempt = state["attempts"][rid]
-    messages = repair_messages(
+    messages = next_messages(
         _contract(region, first, state["current"]["shape"]),
-        attempt["body"] or "(nothing)",
-        attempt["errors"],
+        RegionAttempt(**state["attempts"][rid]),
         ambition=ctx.ambition,
         prompts=ctx.prompts,
         context=_context(state, ctx, region),

@@ -107,7 +107,8 @@ class Candidate(TypedDict, total=False):
     prompt_tokens: int
     completion_tokens: int
     seconds: float  # generation wall time (region mode: the model's time over every call)
-    verdict: dict[str, Any]  # an evaluator.verdict.Verdict, added by evaluation
+    verdict: dict[str, Any]  # an evaluator.verdict.Verdict, added by evaluation (reused_verdict_of: the id of
+    # the candidate whose identical program was judged, when this one was not judged again)
     # region candidates only (regions.assemble writes the first four):
     format: str  # "regions"
     regions: list[dict[str, Any]]  # job-line markers: each kernel is also judged alone on the GPU host

@@ -3,6 +3,7 @@ into the framework's skeleton, linted, and compiled with NVRTC (tens of ms, no G
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,11 @@ _C_MATH = frozenset(
 _STEP_ASSIGN = re.compile(r"^(\s*)(t\d+)\s*=[^=]")
 _STEP_DECL = re.compile(r"\b(?:float|auto|double)\s+(t\d+)\b")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_UNDEFINED = re.compile(r'identifier "(\w+)" is undefined')
+_DECLARED = re.compile(
+    r"\b(?:float|double|int|int64_t|long|bool|unsigned|auto)\b\s*\*?\s*(?:__restrict__\s+)?(\w+)\s*(?=[=;,\[)])"
+)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 @dataclass
@@ -93,7 +99,8 @@ def _open_braces(lines: list[str]) -> int:
 
 
 def check(contract: Contract, body: str, arch: str = "sm_90") -> Checked:
-    """Lint the body, then compile the assembled kernel; the first problem found is what a repair sees."""
+    """Lint the body, then compile the assembled kernel; the first problem found is what a repair sees,
+    and an error about a name is answered with what exists (`name_hints`)."""
     source = contract.assemble(body)
     findings = [*lint_body(body), *lint_source(source, contract.signature)]
     lint = [{"code": f.code, "message": f.message, "line": f.line} for f in findings]
@@ -104,4 +111,67 @@ def check(contract: Contract, body: str, arch: str = "sm_90") -> Checked:
         return Checked(body, source, False, lint, errors=errors)
     compiled = compile_kernel(source, name=f"{contract.kernel_name}.cu", arch=arch)
     errors = "" if compiled.ok else (annotate(source, compiled) or _error_lines(compiled.log))
+    hints = "" if compiled.ok else name_hints(compiled.log, contract, body)
+    errors = f"{errors}\n\n{hints}" if hints else errors
     return Checked(body, source, compiled.ok, [], compiled.log, errors, compiled.seconds)
+
+
+def name_hints(log: str, contract: Contract, body: str) -> str:
+    """For each name the compiler did not know, what exists instead: whether the body declares it only
+    after its use (a softmax's max used before the line that computes it); the `kg_*` helpers nearest a
+    helper that does not exist; else the names the kernel declares. A small model told only "undefined"
+    repeats the name (measured: the same body three rounds running)."""
+    lines = []
+    for name in dict.fromkeys(_UNDEFINED.findall(log)):
+        order = _declared_after_use(body, name)
+        near = _nearest_helpers(name)
+        if order is not None:
+            lines.append(
+                f"- `{name}` is used on body line {order[0]} but declared only on body line {order[1]}: "
+                "compute it before the line that needs it."
+            )
+        elif name.startswith("kg_") or near:
+            listed = ", ".join(near or HELPERS)
+            lines.append(
+                f"- `{name}` is not a helper here; {'the nearest' if near else 'the helpers'}: {listed}."
+            )
+        else:
+            known = ", ".join(declared_names(contract, body))
+            lines.append(f"- `{name}` is not declared anywhere; the names this kernel declares: {known}.")
+    return "What exists:\n" + "\n".join(lines) if lines else ""
+
+
+def _nearest_helpers(name: str) -> list[str]:
+    """Helpers named like `name` (`kg_sigmod`, `sigmoidf`, `tanh`); none for a short local name."""
+    if name.startswith("kg_"):
+        return difflib.get_close_matches(name, HELPERS, 3, 0.5)
+    if len(name) < 3:
+        return []
+    stem = name[:-1] if name.endswith("f") and len(name) > 3 else name
+    return difflib.get_close_matches(f"kg_{stem}", HELPERS, 3, 0.8)
+
+
+def declared_names(contract: Contract, body: str) -> list[str]:
+    """The names the kernel's own code declares (its parameters, the framework's lines, the body's), in
+    order: what a body may use besides the helpers."""
+    at = contract.head.find(contract.signature)
+    own = contract.head[at:] if at >= 0 else ""
+    names = _DECLARED.findall(_COMMENT.sub("", own + "\n" + body))
+    return list(dict.fromkeys(n for n in names if n not in ("n", "i")))
+
+
+def _declared_after_use(body: str, name: str) -> tuple[int, int] | None:
+    """(first line using `name`, the line declaring it), 1-based, when the declaration comes later."""
+    lines = _COMMENT.sub("", body).splitlines()
+    declares = re.compile(rf"\b(?:float|double|int|int64_t|long|bool|unsigned|auto)\b\s*\*?\s*{name}\b")
+    uses = re.compile(rf"(?<![\w.]){name}(?!\w)")
+    declared = next((k for k, line in enumerate(lines, 1) if declares.search(line)), None)
+    used = next((k for k, line in enumerate(lines, 1) if uses.search(line) and not declares.search(line)), 0)
+    if declared is None or not used or used > declared:
+        return None
+    return used, declared
+
+
+def same_code(a: str, b: str) -> bool:
+    """The same body, comments and whitespace aside: a repair that changed nothing else changed nothing."""
+    return "".join(_COMMENT.sub("", a).split()) == "".join(_COMMENT.sub("", b).split())

@@ -46,6 +46,10 @@ _REDUCE = {
     "torch.nn.functional.layer_norm",
 }
 _ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm"}  # write out(k)
+# Ops whose meaning subtracts the row's largest value before exp (exp of an input past ~88 overflows): the
+# skeleton computes it, so a body cannot leave it out (measured: a softmax body that used its max before
+# defining it came back three rounds running).
+_SHIFTED = {"torch.softmax", "torch.log_softmax", "torch.logsumexp"}
 _MATMUL = {"torch.matmul", "torch.mm", "torch.bmm", "torch.nn.functional.linear"}
 _CONV = {f"torch.nn.functional.conv{d}d": d for d in (1, 2, 3)}
 LONG_SUM = 4096  # a plain float sum over more terms than this misses atol = rtol = 1e-4 (probe: K = 524288)
@@ -178,6 +182,11 @@ def _reduce(region: Region, names: dict[str, str]) -> Contract:
         accessors.append(
             f"        auto out = [&](int64_t k) -> float& {{ return p_out[base + k * {inner}]; }};"
         )
+    if step.target in _SHIFTED:
+        accessors += [
+            f"        float row_max = -INFINITY;  // the row's largest {xn}(k): subtract it before exp",
+            f"        for (int64_t k = 0; k < R; ++k) row_max = fmaxf(row_max, {xn}(k));",
+        ]
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
         f"{loop_head('n')}        const int64_t base = (i / {inner}) * {length * inner} + i % {inner};\n"
@@ -202,6 +211,8 @@ def _reduce(region: Region, names: dict[str, str]) -> Contract:
         0,
         f"- each thread handles one row: {outer * inner} rows of R = {length} elements; compute {what}",
     )
+    if step.target in _SHIFTED:
+        roles.insert(1, "- row_max: the row's largest value, computed for you (the m of the op's meaning)")
     contract = Contract(
         region.id, "reduce", kernel, sig, head, tail, "", launch_info(region, kernel, outer * inner)
     )

@@ -140,9 +140,7 @@ def test_a_task_that_cannot_be_traced_falls_back_to_a_whole_program(scripted) ->
 
 def test_the_cpu_backend_falls_back_to_programs_and_says_so(scripted) -> None:
     scripted(lambda m, kw: answer("correct", 1.1))
-    state = compile_graph("zero_shot").invoke(
-        {"task": TASK}, context=Context(backend="cpu")
-    )
+    state = compile_graph("zero_shot").invoke({"task": TASK}, context=Context(backend="cpu"))
     event = next(e for e in state["events"] if e["node"] == "generate")
     assert "need CUDA" in event["inputs"]["fallback"]
 
@@ -406,8 +404,15 @@ def test_studio_draws_the_steps_of_region_writing() -> None:
     steps = {n.split(":", 1)[1] for n in drawn.nodes if n.startswith("generate:")}
     assert {"offer", "prepare", "shape", "write", "check", "repair", "assemble", "program"} <= steps
     edges = {(e.source.split(":")[-1], e.target.split(":")[-1]) for e in drawn.edges}
-    assert {("write", "check"), ("check", "repair"), ("repair", "check"), ("check", "prepare"),
-            ("prepare", "write"), ("prepare", "shape"), ("offer", "program")} <= edges
+    assert {
+        ("write", "check"),
+        ("check", "repair"),
+        ("repair", "check"),
+        ("check", "prepare"),
+        ("prepare", "write"),
+        ("prepare", "shape"),
+        ("offer", "program"),
+    } <= edges
     program = compile_graph("zero_shot", format="program").get_graph(xray=True)
     assert not [n for n in program.nodes if n.startswith("generate:")]
 
@@ -425,3 +430,35 @@ def test_a_failed_answer_is_checked_and_repaired_step_by_step(task: dict[str, An
             steps += list(chunk)
     assert steps[:6] == ["offer", "prepare", "write", "check", "repair", "check"]
     assert steps[-2:] == ["prepare", "assemble"]
+
+
+def test_a_body_judged_wrong_and_written_again_is_not_judged_again(scripted, task) -> None:
+    """Round 1 repairs the region the GPU judged wrong; the model writes the same lines again (a comment
+    aside) every time. Each is refused before any GPU sees it, the repairs ask anew without the old lines,
+    and the program that comes out, the one already judged, takes its verdict without a second run."""
+    wrong = "float t1 = A * s + 1.0f;"
+    model = scripted(lambda m, kw: f"```cuda\n{wrong}  // fixed\n```")
+    seen: list[dict[str, Any]] = []
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen.extend(jobs)
+        return [_region_verdict(j, ok=False) for j in jobs]
+
+    ctx = Context(rounds=2, stop_on="correct")
+    with EVALUATOR.use(judge):
+        state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
+    first, second = state["candidates"]
+    assert len(seen) == 1 and second["code"] == first["code"]
+    assert second["verdict"]["reused_verdict_of"] == first["id"] == "r0s0"
+    assert second["verdict"]["verdict"] == "wrong_output" and not second["local_ok"]
+    writes = model.calls_for("generate")
+    assert len(writes) == 4  # round 0, then round 1's repair and its two sampled retries
+    assert "A * s + 1.0f" in writes[1][0][-1]["content"]  # the repair shows the lines the GPU judged
+    for retry, kwargs in writes[2:]:
+        assert (
+            "A * s + 1.0f" not in retry[-1]["content"]
+            and "your last answer repeated it" in retry[-1]["content"]
+        )
+        assert kwargs["temperature"] >= 0.7
+    evaluated = [e for e in state["events"] if e["node"] == "evaluate"]
+    assert evaluated[-1]["outputs"]["not_judged_again"] == {"r1s0": "r0s0"}

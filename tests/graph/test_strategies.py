@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from graph_fakes import TASK, answer
+from graph_fakes import judge as fake_judge
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -49,7 +50,7 @@ def test_zero_shot_fans_out_n_samples_and_keeps_the_fastest_correct(scripted) ->
 def test_strict_correct_beats_a_faster_kernelbench_only_candidate(scripted) -> None:
     from tools.evaluator import EVALUATOR
 
-    scripted(lambda m, kw: answer("correct", 1.0))
+    scripted(lambda m, kw: answer("correct", 1.0, body=f"# sampled with seed {kw['seed']}"))  # two programs
 
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         loose = {
@@ -80,8 +81,10 @@ def test_refinement_is_bounded_by_rounds_and_feeds_back_one_instruction(scripted
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         from graph_fakes import verdict
 
-        log = ("warning: unused variable\nTraceback (most recent call last):\n"
-               "NameError: name 'ext' is not defined")
+        log = (
+            "warning: unused variable\nTraceback (most recent call last):\n"
+            "NameError: name 'ext' is not defined"
+        )
         return [{"job_id": j["job_id"], **verdict("runtime_error", log=log)} for j in jobs]
 
     with EVALUATOR.use(judge):
@@ -105,7 +108,8 @@ def test_refinement_stops_at_the_first_correct_candidate(scripted) -> None:
     assert len(model.calls_for("triage")) == 1, "a wrong output is diagnosed by the model"
     assert state["feedback"]["instruction"] == (
         "The line `o = fminf(x, 0);` computes wrong values: make it compute `max(x, 0)` for each element, "
-        "e.g. `o = fmaxf(x, 0);`.")
+        "e.g. `o = fmaxf(x, 0);`."
+    )
     assert state["best"]["round"] == 1
 
 
@@ -178,12 +182,10 @@ def test_a_prompt_override_replaces_the_packaged_prompt(scripted, tmp_path) -> N
 
 @pytest.mark.parametrize("name", ["zero_shot", "iterative_refinement"])
 def test_deferred_evaluation_interrupts_with_jobs_and_resumes_with_results(scripted, name) -> None:
-    scripted(lambda m, kw: answer("wrong_output"))
+    scripted(lambda m, kw: answer("wrong_output", body=f"# seed {kw['seed']}"))  # a program per sample
     graph = compile_graph(name, checkpointer=InMemorySaver(), format="program")
     config = {"configurable": {"thread_id": "t1"}}
-    ctx = Context(
-        evaluator="deferred", samples=2, rounds=2, stop_on="rounds", backend="cpu"
-    )
+    ctx = Context(evaluator="deferred", samples=2, rounds=2, stop_on="rounds", backend="cpu")
     out = graph.invoke({"task": TASK}, config=config, context=ctx)
     rounds = 0
     while "__interrupt__" in out:
@@ -254,3 +256,22 @@ def test_the_input_schema_is_the_task_alone(name: str) -> None:
     schema = compile_graph(name).get_input_jsonschema()
     assert list(schema["properties"]) == ["task"] and schema["required"] == ["task"]
     assert set(schema["$defs"]["Task"]["properties"]) == {"name", "level", "problem_id", "source"}
+
+
+def test_a_program_judged_once_is_not_judged_again(scripted) -> None:
+    """Two samples that wrote the same program are one job; their verdict is shared, and says whose it is."""
+    from tools.evaluator import EVALUATOR
+
+    scripted(lambda m, kw: answer("correct", 1.2))
+    seen: list[dict[str, Any]] = []
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen.extend(jobs)
+        return fake_judge(jobs)
+
+    with EVALUATOR.use(judge):
+        state = run("zero_shot", Context(samples=3))
+    assert [j["job_id"] for j in seen] == ["Tiny_Relu/r0s0"]
+    verdicts = [c["verdict"] for c in state["candidates"]]
+    assert [v["verdict"] for v in verdicts] == ["correct"] * 3 and "reused_verdict_of" not in verdicts[0]
+    assert [v.get("reused_verdict_of") for v in verdicts[1:]] == ["r0s0", "r0s0"]

@@ -171,3 +171,31 @@ def test_std_names_of_math_functions_are_read_as_device_functions() -> None:
     assert check(contract, body).ok
     kept = "float t6 = std::vector<float>(t5);"  # not math: left for the lint to name
     assert extract_body(kept, contract) == kept
+
+
+def test_an_error_about_a_name_is_answered_with_what_exists() -> None:
+    contract = render(_map_region())
+    typo = check(contract, MAP_BODY.replace("kg_clamp(t1", "kg_clmp(t1"))
+    assert not typo.ok and "`kg_clmp` is not a helper here; the nearest: kg_clamp" in typo.errors
+    late = check(contract, "float t1 = conv_transpose + m;\nfloat m = bias;\n" + MAP_BODY.split("\n", 1)[1])
+    assert "`m` is used on body line 1 but declared only on body line 2" in late.errors
+    unknown = check(contract, MAP_BODY.replace("t2 * 2.0f", "scale * 2.0f"))
+    assert "`scale` is not declared anywhere; the names this kernel declares:" in unknown.errors
+    assert "conv_transpose, bias" in unknown.errors and "t4" in unknown.errors  # parameters, loads, steps
+    assert "What exists" not in check(contract, MAP_BODY).errors
+
+
+def test_same_code_ignores_comments_and_whitespace_only() -> None:
+    from regions.check import same_code
+
+    assert same_code("float t1 = x;  // the input\n", "/* copy */ float t1 =\n    x;")
+    assert not same_code("float t1 = x;", "float t1 = -x;")
+
+
+def test_only_ops_that_subtract_a_max_get_the_row_max() -> None:
+    x = T("x", (16, 300), F)
+    for target, shifted in (("torch.logsumexp", True), ("torch.log_softmax", True), ("torch.sum", False)):
+        out = T("r", (16,) if target != "torch.log_softmax" else (16, 300), F)
+        step = Step(out, target, ("x",), (("dim", 1),), f"r = {target}(x, dim=1)")
+        contract = render(Region("r0", "reduce", ["r"], [x], out, [step]))
+        assert ("row_max = fmaxf(row_max, x(k));" in contract.head) is shifted, target

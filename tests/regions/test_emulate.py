@@ -64,3 +64,17 @@ def test_a_hang_and_a_crash_stay_in_the_worker() -> None:
     assert not crash.ok and ("crashed" in crash.error or "did not finish" in crash.error)
     broken = emulate(region, contract, "float v = undefined_thing;")
     assert not broken.ok and "does not build" in broken.error
+
+
+def test_the_skeleton_computes_the_row_max_a_softmax_subtracts() -> None:
+    """The max is the framework's step: a body that uses `row_max` without computing it is right."""
+    from regions.check import check
+
+    region, contract = _softmax()
+    assert "float row_max = -INFINITY;" in contract.head
+    assert "row_max: the row's largest value" in contract.facts
+    body = """float s = 0.0f;
+for (int64_t k = 0; k < R; ++k) s += expf(x(k) - row_max);
+for (int64_t k = 0; k < R; ++k) out(k) = expf(x(k) - row_max) / s;"""
+    assert check(contract, body).ok and emulate(region, contract, body).ok
+    assert check(contract, SOFTMAX).ok  # a body that computes its own max still works
