@@ -28,6 +28,7 @@ _UNDEFINED = re.compile(r'identifier "(\w+)" is undefined')
 _DECLARED = re.compile(
     r"\b(?:float|double|int|int64_t|long|bool|unsigned|auto)\b\s*\*?\s*(?:__restrict__\s+)?(\w+)\s*(?=[=;,\[)])"
 )
+_LOOP_VARIABLE = re.compile(r"\bfor\s*\(\s*(?:const\s+)?(?:int64_t|int|long|unsigned|auto)\s+(\w+)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
@@ -156,8 +157,9 @@ def declared_names(contract: Contract, body: str) -> list[str]:
     order: what a body may use besides the helpers."""
     at = contract.head.find(contract.signature)
     own = contract.head[at:] if at >= 0 else ""
-    names = _DECLARED.findall(_COMMENT.sub("", own + "\n" + body))
-    return list(dict.fromkeys(n for n in names if n not in ("n", "i")))
+    code = _COMMENT.sub("", own + "\n" + body)
+    scoped = set(_LOOP_VARIABLE.findall(code))  # a loop's counter exists inside its loop only
+    return list(dict.fromkeys(n for n in _DECLARED.findall(code) if n not in scoped and n not in ("n", "i")))
 
 
 def _declared_after_use(body: str, name: str) -> tuple[int, int] | None:

@@ -212,7 +212,11 @@ def _reduce(region: Region, names: dict[str, str]) -> Contract:
         f"- each thread handles one row: {outer * inner} rows of R = {length} elements; compute {what}",
     )
     if step.target in _SHIFTED:
-        roles.insert(1, "- row_max: the row's largest value, computed for you (the m of the op's meaning)")
+        roles.insert(
+            1,
+            "- row_max: the row's largest value, computed for you: it is the m of the op's meaning, so two "
+            "passes over k remain (the sum of exps, then the result)",
+        )
     contract = Contract(
         region.id, "reduce", kernel, sig, head, tail, "", launch_info(region, kernel, outer * inner)
     )

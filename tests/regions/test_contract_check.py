@@ -199,3 +199,12 @@ def test_only_ops_that_subtract_a_max_get_the_row_max() -> None:
         step = Step(out, target, ("x",), (("dim", 1),), f"r = {target}(x, dim=1)")
         contract = render(Region("r0", "reduce", ["r"], [x], out, [step]))
         assert ("row_max = fmaxf(row_max, x(k));" in contract.head) is shifted, target
+
+
+def test_a_loop_counter_is_not_offered_as_a_name_the_body_can_use() -> None:
+    x, out = T("x", (16, 300), F), T("softmax", (16, 300), F)
+    step = Step(out, "torch.softmax", ("x",), (("dim", 1),), "softmax = torch.softmax(x, dim=1)")
+    contract = render(Region("r0", "reduce", ["softmax"], [x], out, [step]))
+    stray = check(contract, "float s = 0.0f;\nout(k) = expf(x(k) - row_max);")
+    names = "p_x, p_out, R, base, x, out, row_max, s."
+    assert f"`k` is not declared anywhere; the names this kernel declares: {names}" in stray.errors
