@@ -23,6 +23,7 @@ from evaluator import device, sandbox, static_checks
 from evaluator.config import EvalConfig
 from evaluator.jobs import Job
 from evaluator.problem import Problem
+from evaluator.problem_facts import ProblemFacts, interleaved
 from evaluator.verdict import Verdict, make
 
 __all__ = ["EvalConfig", "evaluate", "evaluate_many"]
@@ -38,41 +39,6 @@ _HACK_FAILURES = {
 }
 
 
-class _ProblemFacts:
-    """What one run learnt about a problem's reference that the problem's later runs in the batch reuse:
-    the strict numerics' tolerances (evaluator.numerics), which depend on the reference, its seeded inputs
-    and the configuration only, and take float64 runs of the reference (seconds for a convolution); and the
-    reference's torch.compile time (an inductor compile, 10-60 s). Each once per problem instead of once per
-    candidate. Learnt only from a run that finished with its judge intact (evaluator.integrity)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._tolerances: dict[str, dict[str, Any]] = {}
-        self._compiled: dict[str, dict[str, Any]] = {}
-
-    @staticmethod
-    def _key(st: _State) -> str:
-        return hashlib.sha256(f"{st.job.problem.key}\0{json.dumps(st.config.to_dict())}".encode()).hexdigest()
-
-    def tolerances(self, st: _State) -> dict[str, Any] | None:
-        with self._lock:
-            return self._tolerances.get(self._key(st))
-
-    def compiled(self, st: _State) -> dict[str, Any] | None:
-        with self._lock:
-            return self._compiled.get(self._key(st))
-
-    def learn(self, st: _State, result: dict[str, Any]) -> None:
-        if result.get("stage") != "done" or "judge_tampered" in (result.get("strict_failures") or []):
-            return
-        compiled = (result.get("timing") or {}).get("reference_compile") or {}
-        with self._lock:
-            if result.get("tolerances"):
-                self._tolerances.setdefault(self._key(st), result["tolerances"])
-            if compiled.get("source") == "same_process" and (compiled.get("ms") or compiled.get("error")):
-                self._compiled.setdefault(self._key(st), compiled)
-
-
 @dataclass
 class _State:
     job: Job
@@ -83,7 +49,7 @@ class _State:
     findings: list[dict[str, Any]] = field(default_factory=list)
     build: sandbox.WorkerRun | None = None
     workers: sandbox.WorkerGroup | None = None
-    facts: _ProblemFacts = field(default_factory=_ProblemFacts)
+    facts: ProblemFacts = field(default_factory=ProblemFacts)
 
 
 def evaluate(problem: Problem, candidate_text: str, config: EvalConfig | None = None) -> Verdict:
@@ -104,7 +70,7 @@ def evaluate_many(
     """
     base = config or EvalConfig()
     workers = sandbox.WorkerGroup()
-    facts = _ProblemFacts()
+    facts = ProblemFacts()
     states = [_State(job, job.config or base, workers=workers, facts=facts) for job in jobs]
     results: dict[int, Verdict] = {}
     slots: queue.Queue[int] = queue.Queue()
@@ -149,7 +115,9 @@ def evaluate_many(
             runners.submit(run_stage, i)
 
     try:
-        for fut in [builders.submit(build_stage, i) for i in _problems_interleaved(states)]:
+        for fut in [
+            builders.submit(build_stage, i) for i in interleaved([st.job.problem.key for st in states])
+        ]:
             fut.result()
         builders.shutdown()  # every run stage is queued once the last build stage has returned
         runners.shutdown()
@@ -230,7 +198,7 @@ def _run(st: _State, slot: int) -> Verdict:
         st.seconds["run_shared"] = st.seconds.pop("run")
         run = _run_worker(st, slot, shares, alone=True)
     r = run.result or {}
-    st.facts.learn(st, r)
+    st.facts.learn(st.job.problem.key, st.config, r)
     builds = r.get("builds") or ((st.build.result or {}).get("builds") if st.build else None)
     evidence: dict[str, Any] = {
         "phase": "run",
@@ -297,8 +265,8 @@ def _run_worker(st: _State, slot: int, shares: int, alone: bool) -> sandbox.Work
         "arch": device.arch_list(st.config.backend),
         "baseline_entry": _baseline_entry(st),
         "regions": st.job.regions,
-        "tolerances": st.facts.tolerances(st),
-        "reference_compile_known": st.facts.compiled(st),
+        "tolerances": st.facts.tolerances(st.job.problem.key, st.config),
+        "reference_compile_known": st.facts.compiled(st.job.problem.key, st.config),
         "device_lock": str(_device_lock(st.config, slot)),
         "device_shares": shares,
         "alone": alone,
@@ -360,19 +328,6 @@ def _verdict(
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _problems_interleaved(states: list[_State]) -> list[int]:
-    """Job indices, one job of each problem in turn (first jobs first, in their order): a problem's later
-    candidates then start after its first has finished, and reuse what it learnt (_ProblemFacts)."""
-    by_problem: dict[str, list[int]] = {}
-    for i, st in enumerate(states):
-        by_problem.setdefault(st.job.problem.key, []).append(i)
-    queues = list(by_problem.values())
-    order: list[int] = []
-    for depth in range(max((len(q) for q in queues), default=0)):
-        order += [q[depth] for q in queues if depth < len(q)]
-    return order
 
 
 def _env(config: EvalConfig, build: bool, slot: int = 0) -> dict[str, str]:
