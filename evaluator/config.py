@@ -90,8 +90,9 @@ class EvalConfig:
     # Run workers per device: while some check or measure, the others start (torch import, CUDA context,
     # the judge's snapshot, loading the candidate: ~5 s). A region candidate's time on the device is a second
     # or two, so it takes several starting workers to keep one GPU busy (H200, 60 region jobs, cold:
-    # 17.7 verdicts/min with four, 24.6 with eight). On the cpu backend at most two (api._run_slots).
-    workers_per_device: int = 8
+    # 17.7 verdicts/min with four, 24.6 with eight; 23.7-25.8 with eight and 28.8-29.6 with twelve once the
+    # reference is built before the share). On the cpu backend at most two (api._run_slots).
+    workers_per_device: int = 12
     # How many of them may run their correctness checks on one device at once; profiling and timing always
     # have it alone (evaluator.device_share). 1: every run holds the device alone from its first call.
     device_shares: int = 3

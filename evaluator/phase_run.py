@@ -55,9 +55,11 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
         return harness.make_inputs(ref_mod.get_inputs, seed, dev)
 
     # Reference work only, before any candidate code has run here: nothing can keep it from ending.
+    result.update(stage="prepare")  # "load" ends here: the CUDA context and the profiler's start-up
     with device_quiet(spec):  # never beside a worker that measures
         ref = construct(ref_mod.Model, init_inputs(), config.seed, dev)
         _warm_reference(call_ref, gen, dev, config.seed)
+    result.update(stage="load_candidate")
     guard.Guard.active = True
     try:
         cand_mod = load_module("kg_candidate", spec["candidate"], scratch)

@@ -34,6 +34,8 @@
 #   The throughput record (benchmarks/results/evaluator_throughput_runs.json) used 60 jobs, samples s0 and s1:
 #   .venv/bin/python -m benchmarks.regions jobs --jobs /tmp/all.jsonl
 #   grep -E '/s[01]"' /tmp/all.jsonl > .device/regions/jobs60.jsonl   # 28-32 verdicts/min, 2026-12-04
+# regions_runs: that batch three times, cold each time, GPU utilization sampled (the median is the figure):
+#   KG_REGION_JOBS=.device/regions/jobs60.jsonl [KG_RUN_WORKERS="8 12 12"] scripts/gpu_suite.sh regions_runs
 # alone: the same jobs judged by evaluator/ copied into an empty folder, nothing else on the path
 #   KG_REGION_JOBS=.device/regions/jobs.jsonl scripts/gpu_suite.sh alone   -> $OUT/alone_verdicts.jsonl
 # regions_kb: the same kernels as KernelBench programs (load_inline), for KernelBench's own rules:
@@ -101,6 +103,23 @@ run_regions() {
     --jobs "${KG_REGION_JOBS:?set KG_REGION_JOBS}" --config "${KG_REGION_CONFIG:-$BASELINE_CONFIG}" 2>&1 \
     | tee "$OUT/regions.log"
 }
+run_regions_runs() {
+  # the same cold batch several times, each with a new empty cache and the GPU's utilization sampled every
+  # 0.5 s: KG_RUN_WORKERS="12 12 12" (workers per device, one run each; default: the config's) -> $OUT/runs.tgz
+  local i=0 w config
+  for w in ${KG_RUN_WORKERS:-default default default}; do
+    i=$((i + 1))
+    config="${KG_REGION_CONFIG:-$BASELINE_CONFIG}"
+    [ "$w" != default ] && config="${config%\}}, \"workers_per_device\": $w}"
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT/util_$i.txt" 2>&1 &
+    local smi=$!
+    KG_EVAL_CACHE="$(mktemp -d "${TMPDIR:-/tmp}/kg_cold_XXXX")" KG_REGION_CONFIG="$config" OUT="$OUT/r$i" \
+      timeout -k 10 "${KG_RUN_LIMIT_S:-170}" bash "$PWD/scripts/gpu_suite.sh" regions >"$OUT/r$i.log" 2>&1
+    kill "$smi"
+    echo "run $i (workers: $w): $(tr -d '\n ' <"$OUT/r$i/evaluator_throughput_regions.json" | grep -o '"candidates_per_min":[0-9.]*')"
+  done
+  (cd "$OUT" && tar czf runs.tgz r[0-9]* util_*.txt && rm -rf r[0-9]* util_*.txt)
+}
 run_alone() {
   # the oracle alone: evaluator/ copied into an empty folder judges region jobs with torch and nothing else
   # of the project on the path (PYTHONPATH is that folder only)
@@ -134,6 +153,7 @@ case "$what" in
   suite_regions) run_suite_regions ;;
   corpus) run_corpus ;;
   regions) run_regions ;;
+  regions_runs) run_regions_runs ;;
   alone) run_alone ;;
   regions_kb) run_regions_kb ;;
   shapes) run_shapes ;;

@@ -120,3 +120,26 @@ def test_work_outside_a_share_never_runs_beside_a_worker_alone(tmp_path: Path) -
     assert order == ["prepared", "alone"] and measurer.alone_held
     measurer.release()
     assert _free(quiet, fcntl.LOCK_EX)
+
+
+def test_work_outside_a_share_goes_on_while_a_worker_gathers_the_device(tmp_path: Path) -> None:
+    base = tmp_path / "cuda0.lock"
+    holder, measurer, preparer = DeviceShare(base, 1), DeviceShare(base, 1), DeviceShare(base, 1)
+    holder.shared()
+    order: list[str] = []
+    alone = threading.Thread(target=lambda: (measurer.alone(), order.append("alone")), daemon=True)
+    alone.start()
+    _wait_until_locked(tmp_path / "cuda0.lock.gate")  # the measurer holds the gate, waits for the share
+    prepared = threading.Event()
+
+    def prepare() -> None:
+        with preparer.quiet():  # would wait behind the gate, and so for the share, if quiet() passed it
+            order.append("prepared")
+        prepared.set()
+
+    threading.Thread(target=prepare, daemon=True).start()
+    assert prepared.wait(timeout=60)
+    holder.release()
+    alone.join(timeout=60)
+    assert order == ["prepared", "alone"] and measurer.alone_held
+    measurer.release()
