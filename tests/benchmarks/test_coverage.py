@@ -1,0 +1,41 @@
+"""Region coverage over a KernelBench-format set: per problem captured / offered / kinds / what is left,
+per level the counts, a broken file listed with its reason while the others are counted."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from benchmarks.coverage import coverage, main
+from graph.demo_tasks.families import FAMILIES_DIR
+
+
+def test_the_family_tasks_say_what_is_offered_and_what_is_left(tmp_path: Path) -> None:
+    report = coverage(FAMILIES_DIR, "moderate", None)
+    rows = {r["problem"]: r for r in report["rows"]}
+    assert rows["Max_Pool_2d_Window"]["offered"] and rows["Max_Pool_2d_Window"]["kinds_offered"] == ["window"]
+    assert rows["Cumulative_Sum_Rows"]["captured"] and not rows["Cumulative_Sum_Rows"]["offered"]
+    assert rows["Cumulative_Sum_Rows"]["kept_ops"] == ["torch.cumsum"]
+    assert not rows["Branch_On_Data"]["captured"] and "control flow" in rows["Branch_On_Data"]["why"]
+    level1 = report["summary"]["1"]
+    assert level1["problems"] == 18 and level1["captured"] == 18
+    assert level1["offered"] == sum(r["offered"] for r in report["rows"] if r["level"] == 1)
+    assert report["summary"]["all"]["problems"] == len(rows)
+
+
+def test_a_broken_file_is_listed_and_the_rest_counted(tmp_path: Path) -> None:
+    level = tmp_path / "set" / "level1"
+    level.mkdir(parents=True)
+    shutil.copy(FAMILIES_DIR / "level1" / "1_Max_Pool_2d_Window.py", level)
+    (level / "2_Broken.py").write_text("def forward(:\n")
+    assert main([str(tmp_path / "set"), "--out", str(tmp_path / "out"), "--profiles", ""]) == 0
+    report = json.loads((tmp_path / "out" / "set.json").read_text())
+    assert [r["problem"] for r in report["rows"]] == ["Max_Pool_2d_Window"]
+    assert "2_Broken.py" in report["summary"]["all"]["unreadable_files"][0]
+    assert "| 1 | 1 | 1 | 1 | window 1 |" in (tmp_path / "out" / "set.md").read_text()
+
+
+def test_a_missing_set_is_one_clear_line(tmp_path: Path, capsys) -> None:
+    assert main([str(tmp_path / "nowhere"), "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("coverage: ")
