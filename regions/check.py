@@ -131,6 +131,8 @@ def name_hints(log: str, contract: Contract, body: str) -> str:
                 f"- `{name}` is used on body line {order[0]} but declared only on body line {order[1]}: "
                 "compute it before the line that needs it."
             )
+        elif name in contract.hints:
+            lines.append(f"- `{name}` is {contract.hints[name]}.")
         elif name.startswith("kg_") or near:
             listed = ", ".join(near or HELPERS)
             lines.append(

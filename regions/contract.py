@@ -6,7 +6,10 @@ others where it did not fit the kind):
   that element's broadcast index before the body; the model writes one line per step, the framework
   stores the last step's value.
 - reduce: one thread per output row; the reduced dim read through an accessor `x(k)`; the model writes the
-  loop(s) and either `result` (sum, mean, max, ...) or `out(k)` (softmax, layer_norm).
+  loop(s) and either `result` (sum, mean, max, ...) or `out(k)` (softmax, layer_norm, and the scans cumsum
+  and cumprod, whose running value `carry` the skeleton declares at its start value).
+- window (pooling, plain and adaptive, max and average): one thread per output element, the window placed
+  by the framework (regions.window); the model loops over it through `x(a, b)`, folding into `result`.
 - contraction (matmul family and direct convolution): one thread per output element, operands through
   accessors `A(k)`, `B(k)` or `x(c, k...)`; the model writes the sum into `result`. Nothing is preloaded.
 Shapes are baked into the kernel as constants (KernelBench's shapes are fixed), so the signature holds
@@ -32,6 +35,7 @@ from regions.skeleton import (
     signature_line,
     step_code,
 )
+from regions.window import WINDOW, window_contract
 
 _REDUCE = {
     "torch.sum",
@@ -44,8 +48,13 @@ _REDUCE = {
     "torch.softmax",
     "torch.log_softmax",
     "torch.nn.functional.layer_norm",
+    "torch.cumsum",
+    "torch.cumprod",
 }
 _ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm"}  # write out(k)
+# Scans (one thread per row too, out(k) written in order): the carry and its start are the skeleton's.
+_SCAN = {"torch.cumsum": ("0.0f", "sum"), "torch.cumprod": ("1.0f", "product")}
+_ROWWISE |= set(_SCAN)
 # Ops whose meaning subtracts the row's largest value before exp (exp of an input past ~88 overflows): the
 # skeleton computes it, so a body cannot leave it out (measured: a softmax body that used its max before
 # defining it came back three rounds running).
@@ -66,6 +75,8 @@ def render(region: Region) -> Contract:
     targets = {s.target for s in region.steps}
     if region.kind == "reduce" and len(region.steps) == 1 and targets <= _REDUCE:
         return _reduce(region, names)
+    if region.kind == "window" and len(region.steps) == 1 and targets <= set(WINDOW):
+        return window_contract(region, names)
     if region.kind == "contraction" and len(region.steps) == 1 and targets <= _MATMUL:
         return _matmul(region, names)
     if region.kind == "contraction" and len(region.steps) == 1 and targets <= set(_CONV):
@@ -181,6 +192,11 @@ def _reduce(region: Region, names: dict[str, str]) -> Contract:
     if rowwise:
         accessors.append(
             f"        auto out = [&](int64_t k) -> float& {{ return p_out[base + k * {inner}]; }};"
+        )
+    if step.target in _SCAN:
+        start, what = _SCAN[step.target]
+        accessors.append(
+            f"        float carry = {start};  // the running {what}: fold {xn}(k) in, then out(k) = carry"
         )
     if step.target in _SHIFTED:
         accessors += [
@@ -389,12 +405,13 @@ def _signature(kernel: str, region: Region, names: dict[str, str]) -> str:
 
 def _conv(region: Region, names: dict[str, str], extra: _Epilogue | None = None) -> Contract:
     """Direct convolution: one thread per output element; x(c, k...) reads the input under the filter
-    tap (0 in the padding), w(c, k...) the filter; the model writes the sum over c and the taps."""
+    tap (0 in the padding), w(c, k...) the filter; the model writes the sum over c and the taps. In a
+    grouped (or depthwise) convolution c runs over the output channel's own group: the accessor adds the
+    group's first input channel, so the body is the same loop."""
     (step,) = region.steps
     dims = _CONV[step.target]
     kwargs = dict(step.kwargs)
-    if int(kwargs.get("groups", 1)) != 1:
-        raise RegionError(f"{region.id}: a grouped convolution has no contract yet")
+    groups = int(kwargs.get("groups", 1))
     x, w, *bias = region.inputs
     out = region.output
     spatial_in, spatial_out, taps = x.shape[2:], out.shape[2:], w.shape[2:]
@@ -413,7 +430,8 @@ def _conv(region: Region, names: dict[str, str], extra: _Epilogue | None = None)
         f"const int64_t q{j} = p{j} * {stride[j]} - {padding[j]} + k{j} * {dilation[j]};" for j in range(dims)
     ]
     inside = " && ".join(f"q{j} >= 0 && q{j} < {spatial_in[j]}" for j in range(dims))
-    x_index = f"b * {x.shape[1]} + c"
+    first = f"(o / {out.shape[1] // groups}) * {w.shape[1]} + " if groups > 1 else ""  # the group's channel 0
+    x_index = f"b * {x.shape[1]} + {first}c"
     for j in range(dims):
         x_index = f"({x_index}) * {spatial_in[j]} + q{j}"
     w_index = f"o * {w.shape[1]} + c"
@@ -445,7 +463,8 @@ def _conv(region: Region, names: dict[str, str], extra: _Epilogue | None = None)
         names,
         {
             x.name: f" read as {xn}(c, {tap_args}): the input under tap k of this output element, 0 in the "
-            "padding",
+            "padding"
+            + (f"; c counts the {w.shape[1]} input channels of channel o's group" if groups > 1 else ""),
             w.name: f" read as {wn}(c, {tap_args})",
             **whole.notes,
         },

@@ -94,6 +94,22 @@ GLOSSARY: dict[str, str] = {
     "torch.nn.functional.hardsigmoid": "kg_hardsigmoid(a) = clamp(a/6 + 1/2, 0, 1)",
     "torch.nn.functional.elu": "kg_elu(a, alpha)",
     "torch.nn.functional.selu": "kg_selu(a)",
+    "torch.selu": "kg_selu(a)",
+    **{
+        f"{ns}{kind}_pool{d}d": meaning
+        for d in (1, 2, 3)
+        for ns in ("torch.nn.functional.", "torch.")
+        for kind, meaning in (
+            ("max", "the largest value in the window (padding never wins: it reads as -INFINITY)"),
+            ("avg", "the mean over the window: the body sums it into result, the framework divides it"),
+            ("adaptive_max", "the largest value in this output's window (its size varies per output)"),
+            (
+                "adaptive_avg",
+                "the mean over this output's window (its size varies per output): the body "
+                "sums it into result, the framework divides it",
+            ),
+        )
+    },
     "torch.sum": "the sum over the reduced dim",
     "torch.mean": "the sum over the reduced dim divided by its length R",
     "torch.amax": "the largest value over the reduced dim (start from -INFINITY)",
@@ -104,6 +120,10 @@ GLOSSARY: dict[str, str] = {
     "torch.softmax": "out(k) = exp(x(k) - m) / sum_j exp(x(j) - m), m the largest x(j): three passes over k "
     "(max, sum of exps, write)",
     "torch.log_softmax": "out(k) = x(k) - m - log(sum_j exp(x(j) - m)), m the largest x(j)",
+    "torch.cumsum": "out(k) = x(0) + x(1) + ... + x(k): one pass over k in order, k from 0 up, keeping the "
+    "running sum in carry",
+    "torch.cumprod": "out(k) = x(0) * x(1) * ... * x(k): one pass over k in order, k from 0 up, keeping the "
+    "running product in carry",
     "torch.nn.functional.layer_norm": "mean and variance (biased, divide by R) over the normalized "
     "elements, out(k) = (x(k) - mean) / sqrt(var + eps) * weight(k) + bias(k)",
     "torch.matmul": "result = sum over k of A(k) * B(k) for this output element",

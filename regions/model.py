@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
-Kind = Literal["map", "reduce", "contraction", "kept"]
+Kind = Literal["map", "reduce", "window", "contraction", "kept"]
 # How much of a model is offered to the model: the one definition (nodes.context's knob reuses it).
 Ambition = Literal["conservative", "moderate", "aggressive"]
 AMBITIONS: tuple[str, ...] = get_args(Ambition)

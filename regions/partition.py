@@ -1,9 +1,9 @@
 """Cut a traced problem into regions of one kind each, and choose which regions to offer the model.
 
 A map region is a maximal pointwise chain (a map node joins its producer's region when it is the
-producer's only user), so one kernel computes it at the output's index; every reduce and contraction op
-is a region of its own; everything else is kept, left to PyTorch. Nodes that compute no tensor (a
-`.size()`, a tuple) belong to no region: PyTorch evaluates them around the regions.
+producer's only user), so one kernel computes it at the output's index; every reduce, window (pooling)
+and contraction op is a region of its own; everything else is kept, left to PyTorch. Nodes that compute
+no tensor (a `.size()`, a tuple) belong to no region: PyTorch evaluates them around the regions.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ import torch
 
 from regions.model import AMBITIONS, Kind, Region, Step, TensorInfo
 from regions.trace import CALLS, Traced, is_tensor, tensor_info
+from regions.window import WINDOW
 
 MAP = frozenset(
     "torch." + op
     for op in (
-        "add sub mul div neg pow abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal square "
-        "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc sigmoid relu clamp clamp_min "
-        "clamp_max minimum maximum floor ceil round trunc sign positive"
+        "add sub mul div neg pow abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal "
+        "square sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc sigmoid relu "
+        "selu clamp clamp_min clamp_max minimum maximum floor ceil round trunc sign positive"
     ).split()
 ) | frozenset(
     "torch.nn.functional." + op
@@ -31,7 +32,8 @@ REDUCE = (
     frozenset(
         "torch." + op
         for op in (
-            "softmax log_softmax sum mean amax amin max min prod logsumexp norm var std argmax argmin"
+            "softmax log_softmax sum mean amax amin max min prod logsumexp norm var std argmax argmin "
+            "cumsum cumprod"
         ).split()
     )
     | frozenset(
@@ -115,6 +117,8 @@ def _kind(node: torch.fx.Node, traced: Traced, scalars: dict[str, float]) -> Kin
         return "map"
     if target in REDUCE and floating:
         return "reduce"
+    if target in WINDOW and floating and len(inputs) == 1:
+        return "window"
     if target in CONTRACTION and floating:
         return "contraction"
     return "kept"
@@ -184,9 +188,9 @@ def offer(
 
     conservative: one region: the task's only compute op whatever its kind (a lone matmul, a scalar
     multiply), else the costliest map or reduce region (memory-bound epilogues are where a small model's
-    kernel can win); moderate: every map and reduce region, plus that one; aggressive: every region that
-    is not kept. "Costliest" is by `weights` (a region's measured share of the reference's time, from a
-    profile) where given, else by the estimated bytes or flops.
+    kernel can win); moderate: every map, reduce and window (pooling) region, plus that one; aggressive:
+    every region that is not kept. "Costliest" is by `weights` (a region's measured share of the
+    reference's time, from a profile) where given, else by the estimated bytes or flops.
     """
     if ambition not in AMBITIONS:
         raise ValueError(f"ambition must be one of {', '.join(AMBITIONS)}, not {ambition!r}")
@@ -198,5 +202,5 @@ def offer(
     best = [costliest(pool, weights)] if pool else []
     if ambition == "conservative":
         return best
-    chosen = {r.id for r in pointwise + best}
+    chosen = {r.id for r in pointwise + best} | {r.id for r in compute if r.kind == "window"}
     return [r for r in compute if r.id in chosen]

@@ -64,6 +64,10 @@ class Contract:
     tail: str  # the code after the body (stores, closing braces)
     facts: str  # the region as PyTorch, op meanings, tensors, the kernel so far: what the prompt carries
     launch: dict[str, Any] = field(default_factory=dict)  # argument order and element count for a launcher
+    # Names a body may use that the kernel does not declare (a window's loop counters, an average's divisor
+    # that only the tail knows): name -> what an "undefined" error about it is answered with
+    # (regions.check.name_hints).
+    hints: dict[str, str] = field(default_factory=dict)
 
     def assemble(self, body: str) -> str:
         """The whole kernel source with the model's body in place (indented under the marker)."""

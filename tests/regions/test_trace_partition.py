@@ -150,8 +150,9 @@ def test_batch_norm_is_functional_and_kept(shared: dict) -> None:
 
 def test_ambitions_widen_the_offer(shared: dict) -> None:
     _, _, regions = shared[(2, 3)]
-    assert [r.kind for r in offer(regions, "moderate")] == ["map", "reduce", "map"]
-    assert len(offer(regions, "aggressive")) == 4
+    assert [r.kind for r in offer(regions, "moderate")] == ["map", "reduce", "window", "map"]
+    assert [r.kind for r in offer(regions, "conservative")] == ["reduce"]  # windows: moderate on
+    assert len(offer(regions, "aggressive")) == 5
     with pytest.raises(ValueError):
         offer(regions, "reckless")
 

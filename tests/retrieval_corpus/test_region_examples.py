@@ -23,7 +23,7 @@ def test_the_corpus_has_region_examples_of_every_kind() -> None:
         for e in WITH_BODIES
         for ex in region_examples(e.id, e.reference, tuple(sorted(e.region_bodies.items())))
     }
-    assert kinds == {"map", "reduce", "contraction"}
+    assert kinds == {"map", "reduce", "window", "contraction"}
 
 
 @pytest.mark.parametrize("example", WITH_BODIES, ids=lambda e: e.id)
