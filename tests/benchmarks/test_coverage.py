@@ -15,8 +15,9 @@ def test_the_family_tasks_say_what_is_offered_and_what_is_left(tmp_path: Path) -
     report = coverage(FAMILIES_DIR, "moderate", None)
     rows = {r["problem"]: r for r in report["rows"]}
     assert rows["Max_Pool_2d_Window"]["offered"] and rows["Max_Pool_2d_Window"]["kinds_offered"] == ["window"]
-    assert rows["Cumulative_Sum_Rows"]["captured"] and not rows["Cumulative_Sum_Rows"]["offered"]
-    assert rows["Cumulative_Sum_Rows"]["kept_ops"] == ["torch.cumsum"]
+    assert rows["Cumulative_Sum_Rows"]["kinds_offered"] == ["reduce"]  # a scan: the reduce skeleton's rows
+    assert rows["Argmax_Over_Channels"]["captured"] and not rows["Argmax_Over_Channels"]["offered"]
+    assert rows["Argmax_Over_Channels"]["kept_ops"] == ["torch.argmax"]
     assert not rows["Branch_On_Data"]["captured"] and "control flow" in rows["Branch_On_Data"]["why"]
     level1 = report["summary"]["1"]
     assert level1["problems"] == 18 and level1["captured"] == 18
