@@ -51,10 +51,9 @@ _REDUCE = {
     "torch.cumsum",
     "torch.cumprod",
 }
-_ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm"}  # write out(k)
 # Scans (one thread per row too, out(k) written in order): the carry and its start are the skeleton's.
 _SCAN = {"torch.cumsum": ("0.0f", "sum"), "torch.cumprod": ("1.0f", "product")}
-_ROWWISE |= set(_SCAN)
+_ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm", *_SCAN}  # write out(k)
 # Ops whose meaning subtracts the row's largest value before exp (exp of an input past ~88 overflows): the
 # skeleton computes it, so a body cannot leave it out (measured: a softmax body that used its max before
 # defining it came back three rounds running).

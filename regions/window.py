@@ -31,11 +31,16 @@ from regions.skeleton import (
     signature_line,
 )
 
-_DIMS = (1, 2, 3)
-MAX_POOL = {f"{ns}max_pool{d}d": d for d in _DIMS for ns in ("torch.nn.functional.", "torch.")}
-AVG_POOL = {f"{ns}avg_pool{d}d": d for d in _DIMS for ns in ("torch.nn.functional.", "torch.")}
-ADAPTIVE_AVG = {f"{ns}adaptive_avg_pool{d}d": d for d in _DIMS for ns in ("torch.nn.functional.", "torch.")}
-ADAPTIVE_MAX = {f"{ns}adaptive_max_pool{d}d": d for d in _DIMS for ns in ("torch.nn.functional.", "torch.")}
+
+def _spellings(op: str) -> dict[str, int]:
+    """The traced names of a pooling op in 1-3D (functional or torch builtin) -> its pooled dims."""
+    return {f"{ns}{op}{d}d": d for d in (1, 2, 3) for ns in ("torch.nn.functional.", "torch.")}
+
+
+MAX_POOL = _spellings("max_pool")
+AVG_POOL = _spellings("avg_pool")
+ADAPTIVE_AVG = _spellings("adaptive_avg_pool")
+ADAPTIVE_MAX = _spellings("adaptive_max_pool")
 WINDOW: dict[str, int] = {**MAX_POOL, **AVG_POOL, **ADAPTIVE_AVG, **ADAPTIVE_MAX}
 
 _SIZES = {1: ("K",), 2: ("KH", "KW"), 3: ("KD", "KH", "KW")}
