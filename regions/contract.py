@@ -5,9 +5,8 @@ others where it did not fit the kind):
 - map: one thread per output element (grid-stride), the output index unravelled, every input loaded at
   that element's broadcast index before the body; the model writes one line per step, the framework
   stores the last step's value.
-- reduce: one thread per output row; the reduced dim read through an accessor `x(k)`; the model writes the
-  loop(s) and either `result` (sum, mean, max, ...) or `out(k)` (softmax, layer_norm, and the scans cumsum
-  and cumprod, whose running value `carry` the skeleton declares at its start value).
+- reduce: one thread per output row; the reduced elements read through an accessor `x(k)`; the model
+  writes the loop(s) and either `result` or `out(k)` (regions.reduce).
 - window (pooling, plain and adaptive, max and average): one thread per output element, the window placed
   by the framework (regions.window); the model loops over it through `x(a, b)`, folding into `result`.
 - contraction (matmul family and direct convolution): one thread per output element, operands through
@@ -23,7 +22,8 @@ from math import prod
 from typing import Any
 
 from regions.library import PRELUDE
-from regions.model import Region, RegionError, Step, TensorInfo
+from regions.model import Region, RegionError, TensorInfo
+from regions.reduce import INDEX_OPS, LONG_SUM, REDUCE_OPS, reduce_contract
 from regions.skeleton import (
     BODY_MARK,
     Contract,
@@ -37,43 +37,24 @@ from regions.skeleton import (
 )
 from regions.window import WINDOW, window_contract
 
-_REDUCE = {
-    "torch.sum",
-    "torch.mean",
-    "torch.amax",
-    "torch.max",
-    "torch.amin",
-    "torch.min",
-    "torch.logsumexp",
-    "torch.softmax",
-    "torch.log_softmax",
-    "torch.nn.functional.layer_norm",
-    "torch.cumsum",
-    "torch.cumprod",
-}
-# Scans (one thread per row too, out(k) written in order): the carry and its start are the skeleton's.
-_SCAN = {"torch.cumsum": ("0.0f", "sum"), "torch.cumprod": ("1.0f", "product")}
-_ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm", *_SCAN}  # write out(k)
-# Ops whose meaning subtracts the row's largest value before exp (exp of an input past ~88 overflows): the
-# skeleton computes it, so a body cannot leave it out (measured: a softmax body that used its max before
-# defining it came back three rounds running).
-_SHIFTED = {"torch.softmax", "torch.log_softmax", "torch.logsumexp"}
 _MATMUL = {"torch.matmul", "torch.mm", "torch.bmm", "torch.nn.functional.linear"}
-_CONV = {f"torch.nn.functional.conv{d}d": d for d in (1, 2, 3)}
-LONG_SUM = 4096  # a plain float sum over more terms than this misses atol = rtol = 1e-4 (probe: K = 524288)
+_CONV = {f"torch.nn.functional.conv{t}{d}d": d for d in (1, 2, 3) for t in ("", "_transpose")}
 
 
 def render(region: Region) -> Contract:
     """The contract of one region; RegionError when no skeleton fits it (e.g. convolutions, non-float32)."""
-    for t in [*region.inputs, region.output]:
+    indices = (
+        region.kind == "reduce" and region.steps[-1].target in INDEX_OPS and region.output.dtype == "int64"
+    )
+    for t in [*region.inputs, *([] if indices else [region.output])]:
         if t.dtype != "float32":
             raise RegionError(f"{region.id}: only float32 tensors have contracts ({t.name} is {t.dtype})")
     names = c_names(region)
     if region.kind == "map":
         return _map(region, names)
     targets = {s.target for s in region.steps}
-    if region.kind == "reduce" and len(region.steps) == 1 and targets <= _REDUCE:
-        return _reduce(region, names)
+    if region.kind == "reduce" and len(region.steps) == 1 and targets <= REDUCE_OPS:
+        return reduce_contract(region, names)
     if region.kind == "window" and len(region.steps) == 1 and targets <= set(WINDOW):
         return window_contract(region, names)
     if region.kind == "contraction" and len(region.steps) == 1 and targets <= _MATMUL:
@@ -164,99 +145,6 @@ def _broadcast_offset(shape: tuple[int, ...], out: tuple[int, ...], needs: set[i
             terms.append(f"c{lead + k}" + (f" * {stride}" if stride != 1 else ""))
         stride *= shape[k]
     return " + ".join(reversed(terms)) or "0"
-
-
-# ---------------------------------------------------------------- reduce
-
-
-def _reduce(region: Region, names: dict[str, str]) -> Contract:
-    (step,) = region.steps
-    x, *params = region.inputs
-    shape = x.shape
-    start, stop = _reduced_span(step, shape)
-    outer = prod(shape[:start])
-    length = prod(shape[start:stop])
-    inner = prod(shape[stop:])
-    kernel = f"region_{region.id}"
-    xn = names[x.name]
-    sig = signature_line(
-        kernel, [names[t.name] for t in region.inputs], "out", [names[s] for s, _ in region.scalars], ["n"]
-    )
-    accessors = [f"        auto {xn} = [&](int64_t k) -> float {{ return p_{xn}[base + k * {inner}]; }};"]
-    for t in params:  # layer_norm's weight and bias: one value per normalized element
-        accessors.append(
-            f"        auto {names[t.name]} = [&](int64_t k) -> float {{ return p_{names[t.name]}[k]; }};"
-        )
-    rowwise = step.target in _ROWWISE
-    if rowwise:
-        accessors.append(
-            f"        auto out = [&](int64_t k) -> float& {{ return p_out[base + k * {inner}]; }};"
-        )
-    if step.target in _SCAN:
-        start, what = _SCAN[step.target]
-        accessors.append(
-            f"        float carry = {start};  // the running {what}: fold {xn}(k) in, then out(k) = carry"
-        )
-    if step.target in _SHIFTED:
-        accessors += [
-            f"        float row_max = -INFINITY;  // the row's largest {xn}(k): subtract it before exp",
-            f"        for (int64_t k = 0; k < R; ++k) row_max = fmaxf(row_max, {xn}(k));",
-        ]
-    head = (
-        f"{PRELUDE}\n{sig} {{\n    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
-        f"{loop_head('n')}        const int64_t base = (i / {inner}) * {length * inner} + i % {inner};\n"
-        + "\n".join(accessors)
-        + f"\n        // {step_code(step, names)}\n"
-        + (
-            f"        // R = {length} terms: accumulate in double (or in blocks of 256 partial sums)\n"
-            if length > LONG_SUM
-            else ""
-        )
-        + (
-            "        // write out(k) for every k in [0, R)\n"
-            if rowwise
-            else "        float result;  // set it\n"
-        )
-        + BODY_MARK
-    )
-    tail = ("" if rowwise else "        p_out[i] = result;\n") + "    }\n}\n"
-    what = "out(k) for k in [0, R)" if rowwise else "`result`"
-    roles = role_lines(region, names, {x.name: f" read as {xn}(k), k in [0, R) along the reduced dims"})
-    roles.insert(
-        0,
-        f"- each thread handles one row: {outer * inner} rows of R = {length} elements; compute {what}",
-    )
-    if step.target in _SHIFTED:
-        roles.insert(
-            1,
-            "- row_max: the row's largest value, computed for you: it is the m of the op's meaning, so two "
-            "passes over k remain (the sum of exps, then the result)",
-        )
-    contract = Contract(
-        region.id, "reduce", kernel, sig, head, tail, "", launch_info(region, kernel, outer * inner)
-    )
-    contract.facts = facts_text(region, names, head, roles)
-    return contract
-
-
-def _reduced_span(step: Step, shape: tuple[int, ...]) -> tuple[int, int]:
-    """[start, stop) of the reduced dims: one dim (dim=..., negative allowed) or layer_norm's last ones."""
-    kwargs = dict(step.kwargs)
-    if step.target == "torch.nn.functional.layer_norm":
-        normalized = kwargs.get("normalized_shape") or (step.args[1] if len(step.args) > 1 else None)
-        count = len(normalized) if isinstance(normalized, list | tuple) else 1
-        return len(shape) - count, len(shape)
-    dim = kwargs.get("dim", step.args[1] if len(step.args) > 1 else None)
-    if isinstance(dim, str):
-        dim = int(dim) if dim.lstrip("-").isdigit() else None
-    if isinstance(dim, list | tuple):
-        if len(dim) != 1:
-            raise RegionError(f"a reduction over dims {dim} has no contract yet")
-        dim = dim[0]
-    if dim is None:
-        return 0, len(shape)  # over everything
-    dim = int(dim) % len(shape)
-    return dim, dim + 1
 
 
 # ---------------------------------------------------------------- contraction
@@ -406,9 +294,12 @@ def _conv(region: Region, names: dict[str, str], extra: _Epilogue | None = None)
     """Direct convolution: one thread per output element; x(c, k...) reads the input under the filter
     tap (0 in the padding), w(c, k...) the filter; the model writes the sum over c and the taps. In a
     grouped (or depthwise) convolution c runs over the output channel's own group: the accessor adds the
-    group's first input channel, so the body is the same loop."""
+    group's first input channel, so the body is the same loop. A transposed convolution is the same body
+    too: its accessor reads the input element that tap k scatters onto this output (0 where none does:
+    between strides, past the edges), and its filter is laid out (in, out / groups, taps...)."""
     (step,) = region.steps
     dims = _CONV[step.target]
+    transposed = "transpose" in step.target
     kwargs = dict(step.kwargs)
     groups = int(kwargs.get("groups", 1))
     x, w, *bias = region.inputs
@@ -417,6 +308,7 @@ def _conv(region: Region, names: dict[str, str], extra: _Epilogue | None = None)
     stride, padding, dilation = (
         _per_dim(kwargs.get(k, d), dims) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))
     )
+    channels = x.shape[1] // groups  # C: the input channels one output channel reads
     xn, wn = names[x.name], names[w.name]
     whole = extra or _Epilogue(region)
     sig = _signature(f"region_{region.id}", whole.region, names)
@@ -425,15 +317,29 @@ def _conv(region: Region, names: dict[str, str], extra: _Epilogue | None = None)
     for j in range(dims - 1, -1, -1):
         coords.append(f"        const int64_t p{j} = rest % {spatial_out[j]}; rest /= {spatial_out[j]};")
     coords.append(f"        const int64_t o = rest % {out.shape[1]}, b = rest / {out.shape[1]};")
-    taps_at = [
-        f"const int64_t q{j} = p{j} * {stride[j]} - {padding[j]} + k{j} * {dilation[j]};" for j in range(dims)
-    ]
-    inside = " && ".join(f"q{j} >= 0 && q{j} < {spatial_in[j]}" for j in range(dims))
-    first = f"(o / {out.shape[1] // groups}) * {w.shape[1]} + " if groups > 1 else ""  # the group's channel 0
+    if transposed:  # q: where tap k's input element lands, times the stride; it must be a whole step
+        taps_at = [f"const int64_t q{j} = p{j} + {padding[j]} - k{j} * {dilation[j]};" for j in range(dims)]
+        inside = " && ".join(
+            f"q{j} >= 0 && q{j} % {stride[j]} == 0 && q{j} / {stride[j]} < {spatial_in[j]}"
+            for j in range(dims)
+        )
+        at = [f"q{j} / {stride[j]}" if stride[j] != 1 else f"q{j}" for j in range(dims)]
+    else:
+        taps_at = [
+            f"const int64_t q{j} = p{j} * {stride[j]} - {padding[j]} + k{j} * {dilation[j]};"
+            for j in range(dims)
+        ]
+        inside = " && ".join(f"q{j} >= 0 && q{j} < {spatial_in[j]}" for j in range(dims))
+        at = [f"q{j}" for j in range(dims)]
+    per_group = out.shape[1] // groups
+    first = f"(o / {per_group}) * {channels} + " if groups > 1 else ""  # the group's channel 0
     x_index = f"b * {x.shape[1]} + {first}c"
     for j in range(dims):
-        x_index = f"({x_index}) * {spatial_in[j]} + q{j}"
-    w_index = f"o * {w.shape[1]} + c"
+        x_index = f"({x_index}) * {spatial_in[j]} + {at[j]}"
+    if transposed:  # w[in channel, out channel within the group, taps...]
+        w_index = f"({first}c) * {per_group} + " + (f"o % {per_group}" if groups > 1 else "o")
+    else:
+        w_index = f"o * {w.shape[1]} + c"
     for j in range(dims):
         w_index = f"({w_index}) * {taps[j]} + k{j}"
     accessors = [
@@ -447,7 +353,7 @@ def _conv(region: Region, names: dict[str, str], extra: _Epilogue | None = None)
         accessors.append(f"        const float* {bn} = p_{bn};  // {bn}[o]: the bias of channel o")
     loops = ", ".join(f"K{j} = {taps[j]}" for j in range(dims))
     head = (
-        f"{PRELUDE}\n{sig} {{\n    const int64_t C = {w.shape[1]}, {loops};\n{loop_head('n')}"
+        f"{PRELUDE}\n{sig} {{\n    const int64_t C = {channels}, {loops};\n{loop_head('n')}"
         + "\n".join(coords)
         + "\n"
         + "\n".join(accessors)
@@ -461,9 +367,13 @@ def _conv(region: Region, names: dict[str, str], extra: _Epilogue | None = None)
         whole.region,
         names,
         {
-            x.name: f" read as {xn}(c, {tap_args}): the input under tap k of this output element, 0 in the "
-            "padding"
-            + (f"; c counts the {w.shape[1]} input channels of channel o's group" if groups > 1 else ""),
+            x.name: f" read as {xn}(c, {tap_args}): the input "
+            + (
+                "that tap k carries onto this output element, 0 where none does"
+                if transposed
+                else "under tap k of this output element, 0 in the padding"
+            )
+            + (f"; c counts the {channels} input channels of channel o's group" if groups > 1 else ""),
             w.name: f" read as {wn}(c, {tap_args})",
             **whole.notes,
         },

@@ -53,7 +53,7 @@ def export_program(problem: Problem, written: Sequence[Written], launcher: Launc
         raise ValueError(f"launcher must be one of {LAUNCHERS}, not {launcher!r}")
     if not written:
         raise RegionError("no region to export")
-    code = _spliced_forward(trace_source(problem.source), [w.region for w in written])
+    code, wrapped = _spliced_forward(trace_source(problem.source), [w.region for w in written])
     for w in written:
         code = code.replace(f"self.{_call_name(w.region)}(", f"{_ext_name(w.region)}.{_launch(w.contract)}(")
     forward = textwrap.indent(_indexed_children(code).strip("\n"), "    ")
@@ -67,7 +67,7 @@ def export_program(problem: Problem, written: Sequence[Written], launcher: Launc
     ids = ", ".join(w.region.id for w in written)
     return f'''import torch
 import torch.nn as nn
-{importing}
+{importing}{wrapped}
 
 {_reference_class(problem.source)}
 {loading}
@@ -156,9 +156,14 @@ def _nvrtc_loader(region: Region, contract: Contract, body: str) -> str:
     n_inputs={len(info["inputs"])},
     n_scalars={len(info["scalars"])},
     output_shape={tuple(int(d) for d in info["output_shape"])!r},
-    count={int(info["count"])},{_shape_args(info)}
+    count={int(info["count"])},{_shape_args(info)}{_dtype_arg(info)}
 )
 '''
+
+
+def _dtype_arg(info: dict[str, Any]) -> str:
+    """An index reduction's int64 output (every other region writes float32, the loader's default)."""
+    return f'\n    output_dtype="{info["output_dtype"]}",' if "output_dtype" in info else ""
 
 
 def _shape_args(info: dict[str, Any]) -> str:
@@ -168,8 +173,10 @@ def _shape_args(info: dict[str, Any]) -> str:
     return f"\n    block={tuple(info['block'])!r},\n    grid={tuple(info['grid'])!r},"
 
 
-def _spliced_forward(traced: Traced, regions: Sequence[Region]) -> str:
-    """fx's code for forward, each region's nodes replaced by `self.kg_region_<id>(inputs..., scalars...)`.
+def _spliced_forward(traced: Traced, regions: Sequence[Region]) -> tuple[str, str]:
+    """fx's code for forward, each region's nodes replaced by `self.kg_region_<id>(inputs..., scalars...)`,
+    and the imports of the functions fx kept whole under its own names (einops' `rearrange` is called as
+    `einops_einops_rearrange`).
 
     Regions are spliced one after another; a region that reads another's output reads the call that now
     produces it."""
@@ -201,7 +208,18 @@ def _spliced_forward(traced: Traced, regions: Sequence[Region]) -> str:
             node.type = None  # fx renders annotations as its own globals (`_torch_Tensor_`), undefined here
     gm.graph.lint()
     gm.recompile()
-    return gm.code
+    code = re.sub(r"(?m)^torch\.fx\._symbolic_trace\.wrap\(.*\)\n", "", gm.code)  # fx's own registry
+    return code, _wrapped_imports(gm)
+
+
+def _wrapped_imports(gm: torch.fx.GraphModule) -> str:
+    """`from einops.einops import rearrange as einops_einops_rearrange` for each such name the code reads."""
+    lines = []
+    for name, value in sorted(gm.graph.python_code(root_module="self").globals.items()):
+        module = getattr(value, "__module__", "") or ""
+        if callable(value) and module.split(".")[0] not in ("torch", "builtins", "") and name in gm.code:
+            lines.append(f"\nfrom {module} import {value.__name__} as {name}")
+    return "".join(lines)
 
 
 def _indexed_children(code: str) -> str:
@@ -247,7 +265,11 @@ def _cuda_source(contract: Contract, body: str) -> str:
     first = (
         f"{_arg(inputs[0])}_c.options()" if inputs else "torch::dtype(torch::kFloat32).device(torch::kCUDA)"
     )
-    pointers = [f"{_arg(n)}_c.data_ptr<float>()" for n in inputs] + ["out.data_ptr<float>()"]
+    indices = contract.launch.get("output_dtype") == "int64"
+    if indices:
+        first += ".dtype(torch::kLong)"
+    pointers = [f"{_arg(n)}_c.data_ptr<float>()" for n in inputs]
+    pointers += ["out.data_ptr<int64_t>()" if indices else "out.data_ptr<float>()"]
     pointers += [f"(float){_arg(n)}" for n in scalars] + ["n"]
     host = "\n".join(
         [

@@ -76,6 +76,7 @@ GLOSSARY: dict[str, str] = {
     "torch.log": "logf(a)",
     "torch.sqrt": "sqrtf(a)",
     "torch.rsqrt": "rsqrtf(a)",
+    "torch.square": "a * a",
     "torch.abs": "fabsf(a)",
     "torch.tanh": "tanhf(a)",
     "torch.sigmoid": "kg_sigmoid(a) = 1 / (1 + exp(-a))",
@@ -83,6 +84,39 @@ GLOSSARY: dict[str, str] = {
     "torch.clamp": "kg_clamp(a, min, max); a missing bound is no bound (use fmaxf or fminf alone)",
     "torch.minimum": "fminf(a, b)",
     "torch.maximum": "fmaxf(a, b)",
+    "torch.exp2": "exp2f(a)",
+    "torch.expm1": "expm1f(a)",
+    "torch.log2": "log2f(a)",
+    "torch.log10": "log10f(a)",
+    "torch.log1p": "log1pf(a)",
+    "torch.reciprocal": "1.0f / a",
+    "torch.sin": "sinf(a)",
+    "torch.cos": "cosf(a)",
+    "torch.tan": "tanf(a)",
+    "torch.asin": "asinf(a)",
+    "torch.acos": "acosf(a)",
+    "torch.atan": "atanf(a)",
+    "torch.sinh": "sinhf(a)",
+    "torch.cosh": "coshf(a)",
+    "torch.asinh": "asinhf(a)",
+    "torch.acosh": "acoshf(a)",
+    "torch.atanh": "atanhf(a)",
+    "torch.erf": "erff(a)",
+    "torch.erfc": "erfcf(a)",
+    "torch.floor": "floorf(a)",
+    "torch.ceil": "ceilf(a)",
+    "torch.trunc": "truncf(a)",
+    "torch.round": "rintf(a): halves round to the even neighbour, as PyTorch does (roundf does not)",
+    "torch.sign": "(a > 0) - (a < 0) as float: 1, -1 or 0",
+    "torch.positive": "a",
+    "torch.clamp_min": "fmaxf(a, min)",
+    "torch.clamp_max": "fminf(a, max)",
+    "torch.nn.functional.relu6": "kg_clamp(a, 0, 6)",
+    "torch.nn.functional.celu": "a > 0 ? a : alpha * expm1f(a / alpha)",
+    "torch.nn.functional.logsigmoid": "log(sigmoid(a)) = fminf(a, 0) - log1pf(expf(-fabsf(a))) (stable)",
+    "torch.nn.functional.softsign": "a / (1 + fabsf(a))",
+    "torch.nn.functional.tanhshrink": "a - tanhf(a)",
+    "torch.nn.functional.threshold": "a > threshold ? a : value",
     "torch.nn.functional.leaky_relu": "kg_leaky_relu(a, negative_slope)",
     "torch.nn.functional.hardtanh": "kg_hardtanh(a, min_val, max_val)",
     "torch.nn.functional.gelu": "kg_gelu(a): exact GELU 0.5*a*(1+erf(a/sqrt(2))); approximate='tanh' is "
@@ -110,12 +144,22 @@ GLOSSARY: dict[str, str] = {
             ),
         )
     },
-    "torch.sum": "the sum over the reduced dim",
-    "torch.mean": "the sum over the reduced dim divided by its length R",
+    "torch.sum": "the sum over the reduced elements",
+    "torch.mean": "the sum over the reduced elements divided by their count R: the body folds the sum into "
+    "result, the framework divides",
     "torch.amax": "the largest value over the reduced dim (start from -INFINITY)",
     "torch.max": "the largest value over the reduced dim (start from -INFINITY)",
     "torch.amin": "the smallest value over the reduced dim (start from INFINITY)",
     "torch.min": "the smallest value over the reduced dim (start from INFINITY)",
+    "torch.argmax": "the index k of the largest x(k) (the first one on ties), an int64 that the framework "
+    "stores: keep best and index",
+    "torch.argmin": "the index k of the smallest x(k) (the first one on ties), an int64 that the framework "
+    "stores: keep best and index",
+    "torch.prod": "the product over the reduced dim (start from 1)",
+    "torch.var": "the variance: the sum of (x(k) - row_mean)^2 divided by R minus the correction (the body "
+    "folds the squares into result; the skeleton computes row_mean and divides)",
+    "torch.std": "the square root of the variance (the body folds the squares (x(k) - row_mean)^2 into "
+    "result; the skeleton computes row_mean, divides and takes the root)",
     "torch.logsumexp": "m + log(sum(exp(x(k) - m))) with m the largest x(k) (subtract it first)",
     "torch.softmax": "out(k) = exp(x(k) - m) / sum_j exp(x(j) - m), m the largest x(j): three passes over k "
     "(max, sum of exps, write)",
@@ -127,6 +171,20 @@ GLOSSARY: dict[str, str] = {
     "torch.nn.functional.layer_norm": "mean and variance (biased, divide by R) over the normalized "
     "elements, out(k) = (x(k) - mean) / sqrt(var + eps) * weight(k) + bias(k)",
     "torch.matmul": "result = sum over k of A(k) * B(k) for this output element",
+    "torch.addmm": "result = input + sum over k of A(k) * B(k) (times beta and alpha where given)",
+    "torch.baddbmm": "result = input + sum over k of A(k) * B(k) for this batch (times beta and alpha)",
+    **{
+        f"torch.nn.functional.conv{kind}{d}d": meaning
+        for d in (1, 2, 3)
+        for kind, meaning in (
+            ("", "result = sum over c and the taps k of x(c, k) * w(c, k), plus bias[o] if there is a bias"),
+            (
+                "_transpose",
+                "result = sum over c and the taps k of x(c, k) * w(c, k) (x reads the input that tap k "
+                "carries onto this output, 0 where none does), plus bias[o] if there is a bias",
+            ),
+        )
+    },
     "torch.mm": "result = sum over k of A(k) * B(k) for this output element",
     "torch.bmm": "result = sum over k of A(k) * B(k) for this output element (same batch)",
     "torch.nn.functional.linear": "result = sum over k of x(k) * weight(k), plus bias[j] if there is a bias",

@@ -117,6 +117,8 @@ def _kind(node: torch.fx.Node, traced: Traced, scalars: dict[str, float]) -> Kin
         return "map"
     if target in REDUCE and floating:
         return "reduce"
+    if target in ("torch.argmax", "torch.argmin") and len(inputs) == 1 and _floating(inputs[0]):
+        return "reduce"  # an index reduction: float values in, int64 indices out
     if target in WINDOW and floating and len(inputs) == 1:
         return "window"
     if target in CONTRACTION and floating:

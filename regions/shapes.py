@@ -25,18 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from math import prod
 
-from regions.contract import (
-    _MATMUL,
-    LONG_SUM,
-    Contract,
-    _preloaded,
-    _reduced_span,
-    operands,
-)
+from regions.contract import _MATMUL, Contract, _preloaded, operands
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
+from regions.reduce import FOLDS, LONG_SUM, rows_of
 from regions.skeleton import (
     BODY_MARK,
     c_names,
@@ -193,11 +186,11 @@ def vectorised(region: Region) -> Contract:
 
 
 # How block_row combines the threads' partial results: (identity, combine(a, b), what each thread keeps
-# of its `result`, what the row's value is). A mean keeps its share's sum (result * R) so unequal shares
-# weigh right; a logsumexp combines by the larger exponent.
+# of its `result`, what the row's value is). A mean's body folds its share's sum (the contract's fold), so
+# unequal shares weigh right; a logsumexp combines by the larger exponent.
 _COMBINE: dict[str, tuple[str, str, str, str]] = {
     "torch.sum": ("0.0f", "a + b", "result", "total"),
-    "torch.mean": ("0.0f", "a + b", "result * (float)R", "total / (float)R_ALL"),
+    "torch.mean": ("0.0f", "a + b", "result", "total / (float)R_ALL"),  # the body folds the sum
     "torch.amax": ("-INFINITY", "fmaxf(a, b)", "result", "total"),
     "torch.max": ("-INFINITY", "fmaxf(a, b)", "result", "total"),
     "torch.amin": ("INFINITY", "fminf(a, b)", "result", "total"),
@@ -212,6 +205,14 @@ _COMBINE: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+def _share_result(target: str, xn: str) -> str:
+    """`result` as the first contract declared it, over this thread's share: a fold starts at its start."""
+    fold = FOLDS.get(target)
+    if fold is None:
+        return "        float result;  // set it\n"
+    return f"        float result = {fold.start};  // for each k: {fold.rule.format(x=xn)}\n"
+
+
 def block_rows(region: Region) -> Contract:
     """The reduction with one block of ROW_THREADS threads per output row; RegionError for row-wise ops,
     reductions without a combine rule, or rows shorter than a block."""
@@ -221,9 +222,8 @@ def block_rows(region: Region) -> Contract:
     x, *rest = region.inputs
     if rest or region.scalars:
         raise RegionError(f"{region.id}: a reduction with more than one input keeps one thread per row")
-    start, stop = _reduced_span(step, x.shape)
-    length, inner = prod(x.shape[start:stop]), prod(x.shape[stop:])
-    rows = prod(x.shape[:start]) * inner
+    layout = rows_of(step, x.shape)
+    length, rows = layout.length, layout.rows
     if length < ROW_THREADS:
         raise RegionError(f"{region.id}: rows of {length} elements fill no block of {ROW_THREADS} threads")
     identity, combine, keep, final = _COMBINE[step.target]
@@ -237,13 +237,13 @@ def block_rows(region: Region) -> Contract:
         "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
         f"    float kg_mine = {identity};\n"
         "    if (i < n) {\n"
-        f"        const int64_t base = (i / {inner}) * {length * inner} + i % {inner};\n"
+        f"        const int64_t base = {layout.base};\n"
         f"        const int64_t R = (R_ALL - kg_t + {ROW_THREADS - 1}) / {ROW_THREADS};  // k in [0, R)\n"
         f"        auto {xn} = [&](int64_t k) -> float {{\n"
-        f"            return p_{xn}[base + (kg_t + k * {ROW_THREADS}) * {inner}];\n        }};\n"
+        f"            return p_{xn}[base + {layout.at(f'(kg_t + k * {ROW_THREADS})')}];\n        }};\n"
         f"        // {step_code(step, names)}, over this thread's share: R of the row's {length} elements\n"
-        "        float result;  // set it\n"
-        f"{BODY_MARK}"
+        + _share_result(step.target, xn)
+        + BODY_MARK
     )
     tail = (
         f"        kg_mine = {keep};\n    }}\n    kg_part[kg_t] = kg_mine;\n    __syncthreads();\n"

@@ -125,8 +125,10 @@ def facts_text(region: Region, names: dict[str, str], head: str, roles: list[str
     )
 
 
-def signature_line(name: str, pointers: list[str], out: str, scalars: list[str], counts: list[str]) -> str:
-    params = [f"const float* __restrict__ p_{p}" for p in pointers] + [f"float* __restrict__ p_{out}"]
+def signature_line(
+    name: str, pointers: list[str], out: str, scalars: list[str], counts: list[str], out_type: str = "float"
+) -> str:
+    params = [f"const float* __restrict__ p_{p}" for p in pointers] + [f"{out_type}* __restrict__ p_{out}"]
     params += [f"float {s}" for s in scalars] + [f"int64_t {c}" for c in counts]
     return f'extern "C" __global__ void {name}({", ".join(params)})'
 

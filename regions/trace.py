@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import operator
 import threading
 import types
@@ -24,6 +25,7 @@ from torch.fx.operator_schemas import normalize_function
 from torch.fx.passes.shape_prop import ShapeProp, TensorMetadata
 
 from evaluator.problem import Problem, problem_from_dict
+from regions.decompose import decompose
 from regions.model import RegionError, Step, TensorInfo
 
 CALLS = ("call_function", "call_method", "call_module")
@@ -158,12 +160,18 @@ def graph_module(model: torch.nn.Module, inputs: list[Any]) -> torch.fx.GraphMod
         raise RegionError(f"torch.fx cannot trace forward: {_why(exc)}") from exc
     gm = torch.fx.GraphModule(model, graph)
     _functional_batch_norm(gm)
+    _propagate(gm, inputs)
+    while decompose(gm):
+        _propagate(gm, inputs)
+    _rename(gm)
+    return gm
+
+
+def _propagate(gm: torch.fx.GraphModule, inputs: list[Any]) -> None:
     try:
         ShapeProp(gm).propagate(*inputs)
     except Exception as exc:
         raise RegionError(f"shape propagation failed: {_why(exc)}") from exc
-    _rename(gm)
-    return gm
 
 
 def load_module(problem: Problem) -> types.ModuleType:
@@ -181,12 +189,27 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 
 
+def _autowrap() -> tuple[types.ModuleType, ...]:
+    """Modules whose functions become graph calls instead of being traced into: math (fx's default), and
+    einops, which cannot read a proxy (its calls stay kept ops that PyTorch evaluates)."""
+    try:
+        import einops
+    except ImportError:
+        return (math,)
+    return (math, einops)
+
+
+_AUTOWRAP = _autowrap()
+
+
 class _Tracer(torch.fx.Tracer):
     """Traces through every module except torch.nn ones whose own forward fx cannot trace."""
 
     def __init__(self, verdicts: dict[int, bool] | None = None) -> None:
-        super().__init__()
+        super().__init__(autowrap_modules=_AUTOWRAP)
         self.verdicts = {} if verdicts is None else verdicts
+        # Buffers as graph values too: `self.mask[:t, :t]` with t a traced size slices a proxy, not a tensor.
+        self.proxy_buffer_attributes = True
 
     def is_leaf_module(self, m: torch.nn.Module, module_qualified_name: str) -> bool:
         if not type(m).__module__.startswith("torch.") or isinstance(

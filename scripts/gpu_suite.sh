@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|all]
+#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|kinds|all]
 #   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
@@ -94,6 +94,20 @@ run_paper() {
     --out "$OUT/verdicts.jsonl" --cache-dir "$CACHE/paper" --config "${KG_PAPER_CONFIG:-$PAPER_CONFIG}" 2>&1 \
     | tr '\r' '\n' | tee "$OUT/paper.log"
 }
+run_kinds() {
+  # the loop kinds on the GPU: hand-written bodies for every kind (tests/regions/test_kinds_gpu.py), then every
+  # jobs file under .device/kinds (a deferred run.py directory's jobs.jsonl, renamed) judged on its own:
+  #   cp runs/X/jobs.jsonl .device/kinds/X.jsonl; scripts/gpu_suite.sh kinds -> $OUT/X.verdicts.jsonl
+  #   then here: run.py --resume runs/X --results X.verdicts.jsonl
+  "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/regions/test_kinds_gpu.py 2>&1 | tee "$OUT/kinds_gpu.log"
+  local jobs name
+  for jobs in .device/kinds/*.jsonl; do
+    name=$(basename "$jobs" .jsonl)
+    timeout -k 20 --signal=INT "${KG_KINDS_BUDGET_S:-240}" "$PY" -m evaluator run "$jobs" \
+      --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/kinds" --config "$BASELINE_CONFIG" 2>&1 \
+      | tr '\r' '\n' | tail -20 > "$OUT/$name.log"
+  done
+}
 run_corpus() {
   "$PY" -m retrieval_corpus.validate run --out "$OUT/corpus" --no-write-meta 2>&1 | tee "$OUT/corpus.log"
 }
@@ -161,6 +175,7 @@ case "$what" in
   profiles) run_profiles ;;
   throughput) run_throughput ;;
   paper) run_paper ;;
+  kinds) run_kinds ;;
   all) run_suite; run_suite_regions; run_corpus; run_baseline; run_profiles; run_throughput ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
 esac

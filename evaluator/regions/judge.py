@@ -36,7 +36,8 @@ def region_reference(
     scope.update(zip([s for s, _ in region["scalars"]], scalars, strict=True))
     for step in region["steps"]:
         exec(step["code"], scope)  # noqa: S102 - the trace's own rendering of the reference
-    return scope[region["steps"][-1]["out"]["name"]].float().contiguous()
+    value = scope[region["steps"][-1]["out"]["name"]]
+    return (value if value.dtype == torch.int64 else value.float()).contiguous()  # indices stay indices
 
 
 def judge_region(

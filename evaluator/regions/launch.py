@@ -46,8 +46,12 @@ class RegionKernel:
         count: int,
         block: Sequence[int] | None = None,
         grid: Sequence[int] | None = None,
+        output_dtype: str = "float32",
     ) -> None:
         self.kernel = kernel
+        if output_dtype not in _OUTPUT_DTYPES:
+            raise ValueError(f"{kernel}: a region kernel writes float32 or int64, not {output_dtype}")
+        self.output_dtype = _OUTPUT_DTYPES[output_dtype]
         # one thread per element over a grid-stride loop, unless the shape fixes its blocks and grid
         self.block = tuple(int(d) for d in block) if block else (THREADS, 1, 1)
         self.grid = tuple(int(d) for d in grid) if grid else None
@@ -68,7 +72,7 @@ class RegionKernel:
         # a view into a storage may start off a 16-byte boundary; the vector shape's float4 loads need one
         tensors = [t if t.data_ptr() % 16 == 0 else t.clone() for t in tensors]
         device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
-        out = torch.empty(self.output_shape, dtype=torch.float32, device=device)
+        out = torch.empty(self.output_shape, dtype=self.output_dtype, device=device)
         if self.count == 0:
             return out
         values: list[Any] = [ctypes.c_void_p(t.data_ptr()) for t in (*tensors, out)]
@@ -114,13 +118,19 @@ def load_region_kernel(
     count: int,
     block: Sequence[int] | None = None,
     grid: Sequence[int] | None = None,
+    output_dtype: str = "float32",
 ) -> Any:
     """An extension-like object whose attribute `launch` runs the kernel: the evaluator's build cache
     wraps it as it wraps a load_inline module (counting calls, skip trials), whatever `name` it has."""
     module = type(name, (), {})()
-    kernel_object = RegionKernel(source, kernel, n_inputs, n_scalars, output_shape, count, block, grid)
+    kernel_object = RegionKernel(
+        source, kernel, n_inputs, n_scalars, output_shape, count, block, grid, output_dtype
+    )
     setattr(module, launch, kernel_object)
     return module
+
+
+_OUTPUT_DTYPES = {"float32": torch.float32, "int64": torch.int64}  # values; an index reduction's indices
 
 
 def _arch() -> str:

@@ -208,3 +208,16 @@ def test_a_loop_counter_is_not_offered_as_a_name_the_body_can_use() -> None:
     stray = check(contract, "float s = 0.0f;\nout(k) = expf(x(k) - row_max);")
     names = "p_x, p_out, R, base, x, out, row_max, s."
     assert f"`k` is not declared anywhere; the names this kernel declares: {names}" in stray.errors
+
+
+def test_every_op_a_loop_kind_takes_has_a_glossary_line() -> None:
+    """The model is told what each op means, never left to recall it: every op a region can hold (the
+    ops the decompositions produce included) has its line."""
+    from regions.library import GLOSSARY
+    from regions.partition import CONTRACTION, MAP
+    from regions.reduce import REDUCE_OPS
+    from regions.window import WINDOW
+
+    ops = MAP | REDUCE_OPS | CONTRACTION | set(WINDOW)
+    assert sorted(op for op in ops if op not in GLOSSARY) == []
+    assert "rintf" in GLOSSARY["torch.round"]  # PyTorch rounds halves to even

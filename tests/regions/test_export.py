@@ -226,7 +226,7 @@ def test_the_gpu_suites_bodies_pass_the_local_checks(kernelbench_dir: Path, case
 
 ESCAPES = [
     '// a comment that closes the literal: """ + str(__import__("os").getpid()) + r"""',
-    "// a raw string's end: \"\"\" and a backslash at the end \\",
+    '// a raw string\'s end: """ and a backslash at the end \\',
     'float t1 = 0.0f; // "quoted", \\n, \\\\ and a lone quote at the end "',
 ]
 
@@ -249,3 +249,67 @@ def test_model_text_stays_inside_its_string_literal(kernelbench_dir: Path, launc
     assert body in source
     if launcher == "nvrtc":
         assert source == "\n" + contract.assemble(body)
+
+
+def test_an_index_reduction_exports_an_int64_output() -> None:
+    """argmax writes int64 indices: the load_inline host function allocates and passes an int64 output, the
+    NVRTC loader is told its dtype; every other region keeps float32 (no dtype argument at all)."""
+    from graph.demo_tasks.families import FAMILIES_DIR
+
+    problem = load_problem(FAMILIES_DIR / "level1/6_Argmax_Over_Channels.py")
+    (region,) = offer(partition(trace_problem(problem)), "conservative")
+    written = [Written(region, render(region), "index = 0;")]
+    inline = export_program(problem, written, "load_inline")
+    assert "out.data_ptr<int64_t>()" in inline and ".dtype(torch::kLong)" in inline
+    assert 'output_dtype="int64"' in export_program(problem, written, "nvrtc")
+    assert static_checks.check_candidate(inline, problem.source) == []
+    other = export_program(*_plain_written())
+    assert "output_dtype" not in other and "data_ptr<int64_t>" not in export_program(
+        *_plain_written(), "load_inline"
+    )
+
+
+def _plain_written() -> tuple[Problem, list[Written]]:
+    from graph.demo_tasks.families import FAMILIES_DIR
+
+    problem = load_problem(FAMILIES_DIR / "level1/18_Selu_Activation.py")
+    (region,) = offer(partition(trace_problem(problem)), "conservative")
+    return problem, [Written(region, render(region), "float t1 = kg_selu(x);")]
+
+
+EINOPS = """
+import torch
+import torch.nn as nn
+from einops import rearrange
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(rearrange(x, "b (h d) -> b h d", h=4)) * 2.0
+
+
+def get_inputs():
+    return [torch.randn(3, 8)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_an_einops_call_is_kept_whole_and_imported_by_the_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    """einops cannot read fx's proxies: its calls are graph nodes PyTorch evaluates, and the program
+    imports them under the names fx's code gives them."""
+    from evaluator.problem import problem_from_source
+
+    problem = problem_from_source(EINOPS, name="einops_view")
+    (region,) = offer(partition(trace_problem(problem)), "moderate")
+    assert [s.target for s in region.steps] == ["torch.relu", "torch.mul"]
+    source = export_program(problem, [Written(region, render(region), "float t1 = 0.0f;")])
+    assert "from einops.einops import rearrange as einops_einops_rearrange" in source
+    assert "_symbolic_trace.wrap" not in source
+    assert static_checks.check_candidate(source, problem.source) == []
+    monkeypatch.setattr("torch.utils.cpp_extension.load_inline", lambda **kwargs: _stand_in(region))
+    candidate: dict[str, Any] = {}
+    exec(compile(source, "<exported>", "exec"), candidate)  # noqa: S102
+    _same_outputs(problem, candidate["ModelNew"])

@@ -72,12 +72,38 @@ def test_a_product_read_twice_keeps_its_epilogue_apart() -> None:
     assert [r.kind for r in cut(traced, "aggressive")] == ["contraction", "map"]
 
 
-def test_a_product_without_a_fused_contract_leaves_its_epilogue_a_map(kernelbench_dir: Path) -> None:
-    """A transposed convolution has no skeleton: fused, nothing would be writable; apart, the map is."""
+ADDMM = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, b, x, w):
+        return torch.relu(torch.addmm(b, x, w)) * 2.0
+
+
+def get_inputs():
+    return [torch.randn(8), torch.randn(4, 6), torch.randn(6, 8)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_product_without_a_fused_contract_leaves_its_epilogue_a_map() -> None:
+    """addmm has no skeleton: fused, nothing would be writable; apart, the map is."""
+    traced = trace_problem(problem_from_source(ADDMM, name="addmm"))
+    fit, unfit = contracted(cut(traced, "aggressive"))
+    assert [(r.kind, len(r.steps)) for r, _ in choose(fit, "aggressive")] == [("map", 2)]
+    assert len(unfit) == 1 and "addmm" in unfit[0]
+
+
+def test_a_transposed_convolution_fuses_its_epilogue(kernelbench_dir: Path) -> None:
     traced = trace_problem(_problem(kernelbench_dir, 2, 2))
     fit, unfit = contracted(cut(traced, "aggressive"))
-    assert [(r.kind, len(r.steps)) for r, _ in choose(fit, "aggressive")] == [("map", 5)]
-    assert len(unfit) == 1 and "conv_transpose2d" in unfit[0]
+    assert [(r.kind, len(r.steps)) for r, _ in choose(fit, "aggressive")] == [("contraction", 6)]
+    assert unfit == []
 
 
 def test_fused_contract_reads_result_then_the_epilogue_steps(kernelbench_dir: Path) -> None:
@@ -108,9 +134,10 @@ def test_fused_kernels_compute_the_reference_on_the_cpu(kernelbench_dir: Path) -
 
 
 def test_cli_shows_the_fused_region_and_what_is_left_to_pytorch(
-    kernelbench_dir: Path, capsys: pytest.CaptureFixture[str]
+    kernelbench_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = next((kernelbench_dir / "level2").glob("2_*.py"))
+    path = tmp_path / "1_Addmm_Relu.py"
+    path.write_text(ADDMM)
     assert main(["show", str(path), "--ambition", "aggressive"]) == 0
     out = capsys.readouterr().out
     assert "offered at aggressive: r1" in out and "left to PyTorch, no contract fits: r0:" in out

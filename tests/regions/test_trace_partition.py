@@ -140,12 +140,13 @@ def test_level2_leaky_relu_keeps_its_negative_slope(shared: dict) -> None:
     assert _targets(region)[-1] == "torch.add" and region.inputs[-1].shape == (32, 1, 1, 1)
 
 
-def test_batch_norm_is_functional_and_kept(shared: dict) -> None:
+def test_training_batch_norm_is_a_mean_a_variance_and_a_map(shared: dict) -> None:
     _, _, regions = shared[(3, 8)]
-    norms = [r for r in regions if _targets(r) == ["torch.nn.functional.batch_norm"]]
-    assert len(norms) == 3 and all(r.kind == "kept" for r in norms)
-    assert "bn1_running_mean" in [t.name for t in norms[0].inputs]
-    assert _targets(offer(regions)[0]) == ["torch.add", "torch.relu"]
+    assert sum(_targets(r) == ["torch.mean"] for r in regions) == 3
+    assert sum(_targets(r) == ["torch.var"] for r in regions) == 3
+    assert not any("torch.nn.functional.batch_norm" in _targets(r) for r in regions)
+    chosen = _targets(offer(regions)[0])  # both normalisations, the residual add and its relu: one map
+    assert chosen.count("torch.rsqrt") == 2 and chosen[-2:] == ["torch.add", "torch.relu"]
 
 
 def test_ambitions_widen_the_offer(shared: dict) -> None:

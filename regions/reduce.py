@@ -1,0 +1,308 @@
+"""The reduce loop kind: one thread per output row, the reduced elements read through an accessor `x(k)`.
+
+The model writes the loop(s) over k and either `result` (sum, mean, max, var, ...) or `out(k)` (softmax,
+layer_norm, and the scans cumsum and cumprod, whose running value `carry` the skeleton declares at its
+start value). What an op's meaning requires beyond the loop is the skeleton's: a softmax's row max, a
+variance's divisor. The reduced dims may be any set (a batch norm's statistics reduce dims 0, 2 and 3):
+`rows_of` says where a row starts and where its k-th element lies, the same arithmetic for every caller
+(the block-per-row launch shape too).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from math import prod
+
+from regions.library import PRELUDE
+from regions.model import Region, RegionError, Step
+from regions.skeleton import (
+    BODY_MARK,
+    Contract,
+    facts_text,
+    launch_info,
+    loop_head,
+    role_lines,
+    signature_line,
+    step_code,
+)
+
+REDUCE_OPS = {
+    "torch.sum",
+    "torch.mean",
+    "torch.amax",
+    "torch.max",
+    "torch.amin",
+    "torch.min",
+    "torch.prod",
+    "torch.var",
+    "torch.std",
+    "torch.logsumexp",
+    "torch.softmax",
+    "torch.log_softmax",
+    "torch.nn.functional.layer_norm",
+    "torch.cumsum",
+    "torch.cumprod",
+    "torch.argmax",
+    "torch.argmin",
+}
+# Index reductions: the skeleton keeps the best value and its index (int64 out); the body compares and keeps.
+INDEX_OPS = {"torch.argmax": ("-INFINITY", ">", "largest"), "torch.argmin": ("INFINITY", "<", "smallest")}
+# Scans (one thread per row too, out(k) written in order): the carry and its start are the skeleton's.
+_SCAN = {"torch.cumsum": ("0.0f", "sum"), "torch.cumprod": ("1.0f", "product")}
+_ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm", *_SCAN}  # write out(k)
+# Ops whose meaning subtracts the row's largest value before exp (exp of an input past ~88 overflows): the
+# skeleton computes it, so a body cannot leave it out (measured: a softmax body that used its max before
+# defining it came back three rounds running).
+_SHIFTED = {"torch.softmax", "torch.log_softmax", "torch.logsumexp"}
+_SPREAD = {
+    "torch.var",
+    "torch.std",
+}  # the skeleton's row mean, then the squared deviations over R - correction
+LONG_SUM = 4096  # a plain float sum over more terms than this misses atol = rtol = 1e-4 (probe: K = 524288)
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A reduction to one value whose combine rule is the skeleton's: `result` starts at `start`, the body
+    folds each term in by `rule`, the framework stores `store` (the body never divides or roots). Measured
+    with the embedded 1.5B on the family tasks (CPU emulation): asked to set `result` itself, it wrote 5 of
+    20 reductions right: a mean without its division, `kg_mean(x, 2, 3)`, a variance folded into its own
+    running mean."""
+
+    start: str
+    rule: str  # said to the model, {x} the accessor
+    store: str  # the C expression the tail stores, from `result`
+    wide: bool = False  # a sum: accumulated in double over long rows (and always for a variance)
+
+
+_SQUARES = "result += d * d with d = {x}(k) - row_mean"
+FOLDS: dict[str, Fold] = {
+    "torch.sum": Fold("0.0f", "result += {x}(k)", "(float)result", True),
+    "torch.mean": Fold("0.0f", "result += {x}(k)", "(float)(result / R)", True),
+    "torch.amax": Fold("-INFINITY", "result = fmaxf(result, {x}(k))", "result"),
+    "torch.max": Fold("-INFINITY", "result = fmaxf(result, {x}(k))", "result"),
+    "torch.amin": Fold("INFINITY", "result = fminf(result, {x}(k))", "result"),
+    "torch.min": Fold("INFINITY", "result = fminf(result, {x}(k))", "result"),
+    "torch.prod": Fold("1.0f", "result *= {x}(k)", "result"),
+    "torch.var": Fold("0.0f", _SQUARES, "(float)(result / spread_divisor)", True),
+    "torch.std": Fold("0.0f", _SQUARES, "sqrtf((float)(result / spread_divisor))", True),
+}
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Where a reduction's rows and their elements lie in a contiguous input: `rows` rows of `length`
+    elements; `base` is the C expression of row i's first element, `at(k)` that of its k-th element's
+    offset from it."""
+
+    rows: int
+    length: int
+    base: str
+    strides: tuple[tuple[int, int], ...]  # the reduced dims, outermost first: (size, stride), merged
+
+    def at(self, k: str) -> str:
+        if len(self.strides) == 1:
+            return f"{k} * {self.strides[0][1]}"
+        return " + ".join(_digit(k, self.strides, j) for j in range(len(self.strides)))
+
+
+def rows_of(step: Step, shape: tuple[int, ...]) -> Rows:
+    """The row layout of a one-input reduction over `shape`; RegionError for a dim it cannot read."""
+    dims = reduced_dims(step, shape)
+    groups = _merged(shape, dims)
+    reduced = tuple((size, stride) for size, stride, is_reduced in groups if is_reduced)
+    kept = tuple((size, stride) for size, stride, is_reduced in groups if not is_reduced)
+    length, rows = prod(s for s, _ in reduced), prod(s for s, _ in kept)
+    if len(reduced) == 1 and len(kept) <= 2:  # one span: the classic (outer, R, inner) row
+        inner = reduced[0][1]
+        return Rows(rows, length, f"(i / {inner}) * {length * inner} + i % {inner}", reduced)
+    base = " + ".join(_digit("i", kept, j) for j in range(len(kept))) or "0"
+    return Rows(rows, length, base, reduced)
+
+
+def reduced_dims(step: Step, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The reduced dims, ascending: `dim=` (one, a list, negative allowed, none = all) or layer_norm's last
+    ones."""
+    kwargs = dict(step.kwargs)
+    rank = len(shape)
+    if step.target == "torch.nn.functional.layer_norm":
+        normalized = kwargs.get("normalized_shape") or (step.args[1] if len(step.args) > 1 else None)
+        count = len(normalized) if isinstance(normalized, list | tuple) else 1
+        return tuple(range(rank - count, rank))
+    dim = kwargs.get("dim", step.args[1] if len(step.args) > 1 else None)
+    if isinstance(dim, str):  # a positional argument, rendered as its literal
+        try:
+            dim = ast.literal_eval(dim)
+        except (ValueError, SyntaxError) as exc:
+            raise RegionError(f"a reduction over dim {dim} has no contract") from exc
+    if dim is None or dim == [] or dim == ():
+        return tuple(range(rank))  # over everything
+    listed = dim if isinstance(dim, list | tuple) else [dim]
+    try:
+        picked = sorted({int(d) % rank for d in listed})
+    except (TypeError, ValueError) as exc:
+        raise RegionError(f"a reduction over dim {dim!r} has no contract") from exc
+    if len(picked) != len(listed) or (len(picked) > 1 and step.target in _ROWWISE):
+        raise RegionError(f"a reduction over dims {dim} has no contract yet")
+    return tuple(picked)
+
+
+def _merged(shape: tuple[int, ...], dims: tuple[int, ...]) -> list[tuple[int, int, bool]]:
+    """(size, stride, reduced) per run of neighbouring dims of one sort, size-1 dims dropped, outermost
+    first: dims 2 and 3 of a contiguous tensor read as one dim of size H * W."""
+    groups: list[tuple[int, int, bool]] = []
+    stride = 1
+    for d in range(len(shape) - 1, -1, -1):
+        size, reduced = shape[d], d in dims
+        if size != 1:
+            if groups and groups[-1][2] == reduced:
+                inner_size, inner_stride, _ = groups[-1]
+                groups[-1] = (size * inner_size, inner_stride, reduced)
+            else:
+                groups.append((size, stride, reduced))
+        stride *= size
+    if not any(r for _, _, r in groups):  # every reduced dim has size 1: a row of one element
+        groups.append((1, stride, True))
+    return groups[::-1]
+
+
+def _digit(var: str, dims: tuple[tuple[int, int], ...], j: int) -> str:
+    """The offset dim j of `dims` contributes for the flat index `var` over them (row-major)."""
+    size, stride = dims[j]
+    below = prod(s for s, _ in dims[j + 1 :])
+    term = f"({var})" if any(c in var for c in " +*") else var
+    if below != 1:
+        term = f"({term} / {below})"
+    if j > 0:
+        term = f"({term} % {size})"
+    return term if stride == 1 else f"{term} * {stride}"
+
+
+def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
+    """The contract of a one-step reduction region (its op in REDUCE_OPS)."""
+    (step,) = region.steps
+    x, *params = region.inputs
+    layout = rows_of(step, x.shape)
+    length = layout.length
+    kernel = f"region_{region.id}"
+    xn = names[x.name]
+    index = INDEX_OPS.get(step.target)
+    sig = signature_line(
+        kernel,
+        [names[t.name] for t in region.inputs],
+        "out",
+        [names[s] for s, _ in region.scalars],
+        ["n"],
+        "int64_t" if index else "float",
+    )
+    at = layout.at("k")
+    accessors = [f"        auto {xn} = [&](int64_t k) -> float {{ return p_{xn}[base + {at}]; }};"]
+    for t in params:  # layer_norm's weight and bias: one value per normalized element
+        accessors.append(
+            f"        auto {names[t.name]} = [&](int64_t k) -> float {{ return p_{names[t.name]}[k]; }};"
+        )
+    rowwise = step.target in _ROWWISE
+    if rowwise:
+        accessors.append(f"        auto out = [&](int64_t k) -> float& {{ return p_out[base + {at}]; }};")
+    if step.target in _SCAN:
+        start, what = _SCAN[step.target]
+        accessors.append(
+            f"        float carry = {start};  // the running {what}: fold {xn}(k) in, then out(k) = carry"
+        )
+    if step.target in _SHIFTED:
+        accessors += [
+            f"        float row_max = -INFINITY;  // the row's largest {xn}(k): subtract it before exp",
+            f"        for (int64_t k = 0; k < R; ++k) row_max = fmaxf(row_max, {xn}(k));",
+        ]
+    if step.target in _SPREAD:
+        divisor = length - _correction(step)
+        if divisor <= 0:
+            raise RegionError(
+                f"{region.id}: a variance of {length} elements with this correction is undefined"
+            )
+        accessors += [
+            f"        const double spread_divisor = {divisor}.0;  // R - correction: the framework divides",
+            f"        double kg_sum = 0.0;\n        for (int64_t k = 0; k < R; ++k) kg_sum += {xn}(k);",
+            "        const float row_mean = (float)(kg_sum / R);  // the row's mean, computed for you",
+        ]
+    fold = FOLDS.get(step.target)
+    wide = bool(fold and fold.wide and (length > LONG_SUM or step.target in _SPREAD))
+    head = (
+        f"{PRELUDE}\n{sig} {{\n    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
+        f"{loop_head('n')}        const int64_t base = {layout.base};\n"
+        + "\n".join(accessors)
+        + f"\n        // {step_code(step, names)}\n"
+        + (
+            f"        // R = {length} terms: accumulate in double (or in blocks of 256 partial sums)\n"
+            if length > LONG_SUM and not fold
+            else ""
+        )
+        + _result_line(rowwise, index, fold, wide, xn)
+        + BODY_MARK
+    )
+    store = "" if rowwise else f"        p_out[i] = {_stored(index, fold)};\n"
+    tail = store + "    }\n}\n"
+    what = "out(k) for k in [0, R)" if rowwise else ("`best` and `index`" if index else "`result`")
+    roles = role_lines(region, names, {x.name: f" read as {xn}(k), k in [0, R) along the reduced dims"})
+    roles.insert(
+        0, f"- each thread handles one row: {layout.rows} rows of R = {length} elements; compute {what}"
+    )
+    if step.target in _SHIFTED:
+        roles.insert(
+            1,
+            "- row_max: the row's largest value, computed for you: it is the m of the op's meaning, so two "
+            "passes over k remain (the sum of exps, then the result)",
+        )
+    if index:
+        start, better, which = index
+        roles.insert(
+            1,
+            f"- index: the k of the {which} {xn}(k), the first one on ties: best starts at {start}; for "
+            f"each k in order, when {xn}(k) {better} best, set best = {xn}(k) and index = k",
+        )
+    if fold:
+        roles.insert(
+            1,
+            f"- fold: one loop over k in [0, R) doing {fold.rule.format(x=xn)}; result starts at "
+            f"{fold.start} and the framework stores {fold.store}"
+            + ("; row_mean is the row's mean, computed for you" if step.target in _SPREAD else ""),
+        )
+    launch = launch_info(region, kernel, layout.rows)
+    if index:
+        launch["output_dtype"] = "int64"
+    contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
+    contract.facts = facts_text(region, names, head, roles)
+    return contract
+
+
+def _result_line(
+    rowwise: bool, index: tuple[str, str, str] | None, fold: Fold | None, wide: bool, xn: str
+) -> str:
+    if rowwise:
+        return "        // write out(k) for every k in [0, R)\n"
+    if index:
+        return (
+            f"        float best = {index[0]};  // the {index[2]} value so far\n"
+            "        int64_t index = 0;  // where it is: the framework stores it\n"
+        )
+    if fold:
+        kind, start = ("double", fold.start.removesuffix("f")) if wide else ("float", fold.start)
+        return (
+            f"        {kind} result = {start};  // for each k: {fold.rule.format(x=xn)}; "
+            f"the framework stores {fold.store}\n"
+        )
+    return "        float result;  // set it\n"
+
+
+def _stored(index: tuple[str, str, str] | None, fold: Fold | None) -> str:
+    """What the tail stores: the index, the fold's finished value, or the body's result."""
+    return "index" if index else fold.store if fold else "result"
+
+
+def _correction(step: Step) -> int:
+    """torch.var's correction: 1 unless `correction=` or `unbiased=False` says otherwise."""
+    kwargs = dict(step.kwargs)
+    if kwargs.get("correction") is not None:
+        return int(kwargs["correction"])
+    return 0 if kwargs.get("unbiased") is False else 1
