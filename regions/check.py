@@ -29,6 +29,7 @@ _DECLARED = re.compile(
     r"\b(?:float|double|int|int64_t|long|bool|unsigned|auto)\b\s*\*?\s*(?:__restrict__\s+)?(\w+)\s*(?=[=;,\[)])"
 )
 _LOOP_VARIABLE = re.compile(r"\bfor\s*\(\s*(?:const\s+)?(?:int64_t|int|long|unsigned|auto)\s+(\w+)")
+_LAMBDA_PARAMS = re.compile(r"\[&\]\(([^)]*)\)")  # an accessor's parameters exist inside it only
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
@@ -156,12 +157,17 @@ def _nearest_helpers(name: str) -> list[str]:
 
 def declared_names(contract: Contract, body: str) -> list[str]:
     """The names the kernel's own code declares (its parameters, the framework's lines, the body's), in
-    order: what a body may use besides the helpers."""
+    order: what a body may use besides the helpers (the framework's own kg_* scratch names are not
+    offered)."""
     at = contract.head.find(contract.signature)
     own = contract.head[at:] if at >= 0 else ""
     code = _COMMENT.sub("", own + "\n" + body)
     scoped = set(_LOOP_VARIABLE.findall(code))  # a loop's counter exists inside its loop only
-    return list(dict.fromkeys(n for n in _DECLARED.findall(code) if n not in scoped and n not in ("n", "i")))
+    scoped |= {
+        p.split()[-1] for params in _LAMBDA_PARAMS.findall(code) for p in params.split(",") if p.strip()
+    }
+    names = (n for n in _DECLARED.findall(code) if n not in scoped and n not in ("n", "i"))
+    return list(dict.fromkeys(n for n in names if not n.startswith("kg_")))
 
 
 def _declared_after_use(body: str, name: str) -> tuple[int, int] | None:

@@ -161,15 +161,17 @@ GLOSSARY: dict[str, str] = {
     "torch.std": "the square root of the variance (the body folds the squares (x(k) - row_mean)^2 into "
     "result; the skeleton computes row_mean, divides and takes the root)",
     "torch.logsumexp": "m + log(sum(exp(x(k) - m))) with m the largest x(k) (subtract it first)",
-    "torch.softmax": "out(k) = exp(x(k) - m) / sum_j exp(x(j) - m), m the largest x(j): three passes over k "
-    "(max, sum of exps, write)",
-    "torch.log_softmax": "out(k) = x(k) - m - log(sum_j exp(x(j) - m)), m the largest x(j)",
+    "torch.softmax": "out(k) = expf(x(k) - row_max) / row_sum: the skeleton computes the row's largest value "
+    "row_max and row_sum, the sum of expf(x(j) - row_max)",
+    "torch.log_softmax": "out(k) = x(k) - row_max - logf(row_sum): the skeleton computes the row's largest "
+    "value row_max and row_sum, the sum of expf(x(j) - row_max)",
     "torch.cumsum": "out(k) = x(0) + x(1) + ... + x(k): one pass over k in order, k from 0 up, keeping the "
     "running sum in carry",
     "torch.cumprod": "out(k) = x(0) * x(1) * ... * x(k): one pass over k in order, k from 0 up, keeping the "
     "running product in carry",
-    "torch.nn.functional.layer_norm": "mean and variance (biased, divide by R) over the normalized "
-    "elements, out(k) = (x(k) - mean) / sqrt(var + eps) * weight(k) + bias(k)",
+    "torch.nn.functional.layer_norm": "out(k) = (x(k) - row_mean) * row_rstd * weight(k) + bias(k) (weight "
+    "and bias where the op has them): the skeleton computes row_mean and row_rstd = 1 / sqrt(biased "
+    "variance + eps) over the normalized elements",
     "torch.matmul": "result = sum over k of A(k) * B(k) for this output element",
     "torch.addmm": "result = input + sum over k of A(k) * B(k) (times beta and alpha where given)",
     "torch.baddbmm": "result = input + sum over k of A(k) * B(k) for this batch (times beta and alpha)",

@@ -53,8 +53,13 @@ _SCAN = {"torch.cumsum": ("0.0f", "sum"), "torch.cumprod": ("1.0f", "product")}
 _ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm", *_SCAN}  # write out(k)
 # Ops whose meaning subtracts the row's largest value before exp (exp of an input past ~88 overflows): the
 # skeleton computes it, so a body cannot leave it out (measured: a softmax body that used its max before
-# defining it came back three rounds running).
+# defining it came back three rounds running). A softmax's denominator is the skeleton's too (measured on
+# the family tasks, CPU emulation: with row_max alone, 0 of 3 softmax bodies summed and divided right).
 _SHIFTED = {"torch.softmax", "torch.log_softmax", "torch.logsumexp"}
+_NORMALIZED = {"torch.softmax", "torch.log_softmax"}
+# A layer norm's statistics are the skeleton's as well; its body is the one line per element.
+_STANDARDIZED = {"torch.nn.functional.layer_norm"}
+_EACH = _NORMALIZED | _STANDARDIZED  # ops whose loop over the row is the framework's
 _SPREAD = {
     "torch.var",
     "torch.std",
@@ -215,6 +220,22 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
             f"        float row_max = -INFINITY;  // the row's largest {xn}(k): subtract it before exp",
             f"        for (int64_t k = 0; k < R; ++k) row_max = fmaxf(row_max, {xn}(k));",
         ]
+    if step.target in _NORMALIZED:
+        accessors += [
+            "        double kg_exps = 0.0;",
+            f"        for (int64_t k = 0; k < R; ++k) kg_exps += expf({xn}(k) - row_max);",
+            f"        const float row_sum = (float)kg_exps;  // the sum of expf({xn}(k) - row_max)",
+        ]
+    if step.target in _STANDARDIZED:
+        eps = float(dict(step.kwargs).get("eps", 1e-5))
+        accessors += [
+            f"        double kg_sum = 0.0;\n        for (int64_t k = 0; k < R; ++k) kg_sum += {xn}(k);",
+            "        const float row_mean = (float)(kg_sum / R);  // the row's mean",
+            "        double kg_squares = 0.0;",
+            f"        for (int64_t k = 0; k < R; ++k) {{\n            const double d = {xn}(k) - row_mean;\n"
+            "            kg_squares += d * d;\n        }",
+            f"        const float row_rstd = rsqrtf((float)(kg_squares / R) + {eps!r}f);  // 1/sqrt(var+eps)",
+        ]
     if step.target in _SPREAD:
         divisor = length - _correction(step)
         if divisor <= 0:
@@ -238,17 +259,29 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
             if length > LONG_SUM and not fold
             else ""
         )
-        + _result_line(rowwise, index, fold, wide, xn)
+        + _result_line(rowwise, index, fold, wide, xn, step.target in _EACH)
         + BODY_MARK
     )
     store = "" if rowwise else f"        p_out[i] = {_stored(index, fold)};\n"
-    tail = store + "    }\n}\n"
+    tail = ("        }\n" if step.target in _EACH else "") + store + "    }\n}\n"
     what = "out(k) for k in [0, R)" if rowwise else ("`best` and `index`" if index else "`result`")
     roles = role_lines(region, names, {x.name: f" read as {xn}(k), k in [0, R) along the reduced dims"})
     roles.insert(
         0, f"- each thread handles one row: {layout.rows} rows of R = {length} elements; compute {what}"
     )
-    if step.target in _SHIFTED:
+    if step.target in _NORMALIZED:
+        roles.insert(
+            1,
+            "- row_max and row_sum: the row's largest value and the sum of expf(x(k) - row_max), computed "
+            "for you, and the loop over k is the framework's: write the one line `out(k) = ...;` for this k",
+        )
+    elif step.target in _STANDARDIZED:
+        roles.insert(
+            1,
+            "- row_mean and row_rstd (1 / sqrt(variance + eps)): the row's statistics, computed for you, and "
+            "the loop over k is the framework's: write the one line `out(k) = ...;` for this k",
+        )
+    elif step.target in _SHIFTED:
         roles.insert(
             1,
             "- row_max: the row's largest value, computed for you: it is the m of the op's meaning, so two "
@@ -273,12 +306,18 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
         launch["output_dtype"] = "int64"
     contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(region, names, head, roles)
+    contract.hints = {
+        "k": "the counter of the loop your body writes over the row: `for (int64_t k = 0; k < R; ++k)` "
+        "around the lines that use it (one thread does the whole row, so k is never a thread index)"
+    }
     return contract
 
 
 def _result_line(
-    rowwise: bool, index: tuple[str, str, str] | None, fold: Fold | None, wide: bool, xn: str
+    rowwise: bool, index: tuple[str, str, str] | None, fold: Fold | None, wide: bool, xn: str, each: bool
 ) -> str:
+    if each:  # a softmax: the framework loops over the row, the body writes this k's element
+        return "        for (int64_t k = 0; k < R; ++k) {  // the framework's loop: write out(k) for this k\n"
     if rowwise:
         return "        // write out(k) for every k in [0, R)\n"
     if index:

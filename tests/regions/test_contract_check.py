@@ -201,13 +201,18 @@ def test_only_ops_that_subtract_a_max_get_the_row_max() -> None:
         assert ("row_max = fmaxf(row_max, x(k));" in contract.head) is shifted, target
 
 
-def test_a_loop_counter_is_not_offered_as_a_name_the_body_can_use() -> None:
-    x, out = T("x", (16, 300), F), T("softmax", (16, 300), F)
-    step = Step(out, "torch.softmax", ("x",), (("dim", 1),), "softmax = torch.softmax(x, dim=1)")
-    contract = render(Region("r0", "reduce", ["softmax"], [x], out, [step]))
-    stray = check(contract, "float s = 0.0f;\nout(k) = expf(x(k) - row_max);")
-    names = "p_x, p_out, R, base, x, out, row_max, s."
-    assert f"`k` is not declared anywhere; the names this kernel declares: {names}" in stray.errors
+def test_a_loop_counter_is_answered_with_its_loop() -> None:
+    x, out = T("x", (16, 300), F), T("scan", (16, 300), F)
+    step = Step(out, "torch.cumsum", ("x",), (("dim", 1),), "scan = torch.cumsum(x, dim=1)")
+    contract = render(Region("r0", "reduce", ["scan"], [x], out, [step]))
+    stray = check(contract, "float s = 0.0f;\ncarry += x(k);\nout(k) = carry;")
+    assert "`k` is the counter of the loop your body writes over the row: `for (int64_t k = 0;" in (
+        stray.errors
+    )
+    assert "the names this kernel declares" not in stray.errors
+    other = check(contract, "carry += x(j);\nout(0) = carry;")
+    names = "p_x, p_out, R, base, x, out, carry."
+    assert f"`j` is not declared anywhere; the names this kernel declares: {names}" in other.errors
 
 
 def test_every_op_a_loop_kind_takes_has_a_glossary_line() -> None:

@@ -66,15 +66,14 @@ def test_a_hang_and_a_crash_stay_in_the_worker() -> None:
     assert not broken.ok and "does not build" in broken.error
 
 
-def test_the_skeleton_computes_the_row_max_a_softmax_subtracts() -> None:
-    """The max is the framework's step: a body that uses `row_max` without computing it is right."""
+def test_the_skeleton_computes_the_row_max_and_sum_a_softmax_needs() -> None:
+    """The max and the denominator are the framework's steps: one pass writing out(k) is right."""
     from regions.check import check
 
     region, contract = _softmax()
-    assert "float row_max = -INFINITY;" in contract.head
-    assert "row_max: the row's largest value" in contract.facts
-    body = """float s = 0.0f;
-for (int64_t k = 0; k < R; ++k) s += expf(x(k) - row_max);
-for (int64_t k = 0; k < R; ++k) out(k) = expf(x(k) - row_max) / s;"""
+    assert "float row_max = -INFINITY;" in contract.head and "const float row_sum" in contract.head
+    assert "row_max and row_sum: the row's largest value" in contract.facts
+    body = "out(k) = expf(x(k) - row_max) / row_sum;"  # the loop over k is the framework's too
     assert check(contract, body).ok and emulate(region, contract, body).ok
+    assert not emulate(region, contract, body.replace("/ row_sum", "/ (row_sum + 1.0f)")).ok
     assert check(contract, SOFTMAX).ok  # a body that computes its own max still works

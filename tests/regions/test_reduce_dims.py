@@ -120,3 +120,37 @@ def test_index_reductions_keep_the_first_best_and_write_int64() -> None:
     assert not _emulates(problem, argmin, KEEP.format(better=">"))  # the largest is not the smallest
     argmax, _ = _region(problem, "torch.argmax")  # over dim 1 of three: a strided row
     assert _emulates(problem, argmax, KEEP.format(better=">"))
+
+
+LAYER_NORM = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm((6, 5), eps=1e-3)
+
+    def forward(self, x):
+        return self.norm(x * 2.0)
+
+
+def get_inputs():
+    return [torch.randn(4, 3, 6, 5)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_layer_norm_body_is_one_line_over_the_skeletons_statistics() -> None:
+    problem = problem_from_source(LAYER_NORM, name="layer_norm")
+    region, contract = _region(problem, "torch.nn.functional.layer_norm")
+    assert "rsqrtf((float)(kg_squares / R) + 0.001f)" in contract.head
+    x, w, b = (c_names(region)[t.name] for t in region.inputs)
+    body = f"out(k) = ({x}(k) - row_mean) * row_rstd * {w}(k) + {b}(k);"
+    assert check(contract, body).ok
+    assert _emulates(problem, region, body)
+    assert not _emulates(problem, region, body.replace(" + ", " - "))
