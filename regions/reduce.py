@@ -1,11 +1,13 @@
 """The reduce loop kind: one thread per output row, the reduced elements read through an accessor `x(k)`.
 
-The model writes the loop(s) over k and either `result` (sum, mean, max, var, ...) or `out(k)` (softmax,
-layer_norm, and the scans cumsum and cumprod, whose running value `carry` the skeleton declares at its
-start value). What an op's meaning requires beyond the loop is the skeleton's: a softmax's row max, a
-variance's divisor. The reduced dims may be any set (a batch norm's statistics reduce dims 0, 2 and 3):
-`rows_of` says where a row starts and where its k-th element lies, the same arithmetic for every caller
-(the block-per-row launch shape too).
+The body is a loop over k; what an op's meaning requires beyond it is the skeleton's. A reduction to one
+value (sum, mean, max, var, ...) folds into `result`, which starts at the neutral value, and the framework
+finishes it (a mean divided by R, a variance by R - correction with the row mean computed first). An
+index reduction keeps `best` and `index`. A softmax gets its row max and denominator, a layer norm its
+mean and 1/std, and the framework loops over the row: the body writes out(k) for one k. A scan writes
+out(k) in order from the `carry` the skeleton declares at its start value. The reduced dims may be any
+set (a batch norm's statistics reduce dims 0, 2 and 3): `rows_of` says where a row starts and where its
+k-th element lies, the same arithmetic for every caller (the block-per-row launch shape too).
 """
 
 from __future__ import annotations
@@ -60,10 +62,8 @@ _NORMALIZED = {"torch.softmax", "torch.log_softmax"}
 # A layer norm's statistics are the skeleton's as well; its body is the one line per element.
 _STANDARDIZED = {"torch.nn.functional.layer_norm"}
 _EACH = _NORMALIZED | _STANDARDIZED  # ops whose loop over the row is the framework's
-_SPREAD = {
-    "torch.var",
-    "torch.std",
-}  # the skeleton's row mean, then the squared deviations over R - correction
+# The skeleton's row mean, then the squared deviations over R - correction.
+_SPREAD = {"torch.var", "torch.std"}
 LONG_SUM = 4096  # a plain float sum over more terms than this misses atol = rtol = 1e-4 (probe: K = 524288)
 
 
@@ -210,43 +210,7 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     rowwise = step.target in _ROWWISE
     if rowwise:
         accessors.append(f"        auto out = [&](int64_t k) -> float& {{ return p_out[base + {at}]; }};")
-    if step.target in _SCAN:
-        start, what = _SCAN[step.target]
-        accessors.append(
-            f"        float carry = {start};  // the running {what}: fold {xn}(k) in, then out(k) = carry"
-        )
-    if step.target in _SHIFTED:
-        accessors += [
-            f"        float row_max = -INFINITY;  // the row's largest {xn}(k): subtract it before exp",
-            f"        for (int64_t k = 0; k < R; ++k) row_max = fmaxf(row_max, {xn}(k));",
-        ]
-    if step.target in _NORMALIZED:
-        accessors += [
-            "        double kg_exps = 0.0;",
-            f"        for (int64_t k = 0; k < R; ++k) kg_exps += expf({xn}(k) - row_max);",
-            f"        const float row_sum = (float)kg_exps;  // the sum of expf({xn}(k) - row_max)",
-        ]
-    if step.target in _STANDARDIZED:
-        eps = float(dict(step.kwargs).get("eps", 1e-5))
-        accessors += [
-            f"        double kg_sum = 0.0;\n        for (int64_t k = 0; k < R; ++k) kg_sum += {xn}(k);",
-            "        const float row_mean = (float)(kg_sum / R);  // the row's mean",
-            "        double kg_squares = 0.0;",
-            f"        for (int64_t k = 0; k < R; ++k) {{\n            const double d = {xn}(k) - row_mean;\n"
-            "            kg_squares += d * d;\n        }",
-            f"        const float row_rstd = rsqrtf((float)(kg_squares / R) + {eps!r}f);  // 1/sqrt(var+eps)",
-        ]
-    if step.target in _SPREAD:
-        divisor = length - _correction(step)
-        if divisor <= 0:
-            raise RegionError(
-                f"{region.id}: a variance of {length} elements with this correction is undefined"
-            )
-        accessors += [
-            f"        const double spread_divisor = {divisor}.0;  // R - correction: the framework divides",
-            f"        double kg_sum = 0.0;\n        for (int64_t k = 0; k < R; ++k) kg_sum += {xn}(k);",
-            "        const float row_mean = (float)(kg_sum / R);  // the row's mean, computed for you",
-        ]
+    accessors += _statistics(region, step, xn, length)
     fold = FOLDS.get(step.target)
     wide = bool(fold and fold.wide and (length > LONG_SUM or step.target in _SPREAD))
     head = (
@@ -269,38 +233,9 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     roles.insert(
         0, f"- each thread handles one row: {layout.rows} rows of R = {length} elements; compute {what}"
     )
-    if step.target in _NORMALIZED:
-        roles.insert(
-            1,
-            "- row_max and row_sum: the row's largest value and the sum of expf(x(k) - row_max), computed "
-            "for you, and the loop over k is the framework's: write the one line `out(k) = ...;` for this k",
-        )
-    elif step.target in _STANDARDIZED:
-        roles.insert(
-            1,
-            "- row_mean and row_rstd (1 / sqrt(variance + eps)): the row's statistics, computed for you, and "
-            "the loop over k is the framework's: write the one line `out(k) = ...;` for this k",
-        )
-    elif step.target in _SHIFTED:
-        roles.insert(
-            1,
-            "- row_max: the row's largest value, computed for you: it is the m of the op's meaning, so two "
-            "passes over k remain (the sum of exps, then the result)",
-        )
-    if index:
-        start, better, which = index
-        roles.insert(
-            1,
-            f"- index: the k of the {which} {xn}(k), the first one on ties: best starts at {start}; for "
-            f"each k in order, when {xn}(k) {better} best, set best = {xn}(k) and index = k",
-        )
-    if fold:
-        roles.insert(
-            1,
-            f"- fold: one loop over k in [0, R) doing {fold.rule.format(x=xn)}; result starts at "
-            f"{fold.start} and the framework stores {fold.store}"
-            + ("; row_mean is the row's mean, computed for you" if step.target in _SPREAD else ""),
-        )
+    told = _told(step.target, xn, index, FOLDS.get(step.target))
+    if told:
+        roles.insert(1, told)
     launch = launch_info(region, kernel, layout.rows)
     if index:
         launch["output_dtype"] = "int64"
@@ -311,6 +246,87 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
         "around the lines that use it (one thread does the whole row, so k is never a thread index)"
     }
     return contract
+
+
+def _statistics(region: Region, step: Step, xn: str, length: int) -> list[str]:
+    """The lines the skeleton computes before the body, from what the op means: a scan's carry, a
+    softmax's row max and denominator, a layer norm's mean and 1/std, a variance's divisor and row mean."""
+    lines: list[str] = []
+    if step.target in _SCAN:
+        start, what = _SCAN[step.target]
+        lines.append(
+            f"        float carry = {start};  // the running {what}: fold {xn}(k) in, then out(k) = carry"
+        )
+    if step.target in _SHIFTED:
+        lines += [
+            f"        float row_max = -INFINITY;  // the row's largest {xn}(k): subtract it before exp",
+            f"        for (int64_t k = 0; k < R; ++k) row_max = fmaxf(row_max, {xn}(k));",
+        ]
+    if step.target in _NORMALIZED:
+        lines += [
+            "        double kg_exps = 0.0;",
+            f"        for (int64_t k = 0; k < R; ++k) kg_exps += expf({xn}(k) - row_max);",
+            f"        const float row_sum = (float)kg_exps;  // the sum of expf({xn}(k) - row_max)",
+        ]
+    if step.target in _STANDARDIZED:
+        eps = float(dict(step.kwargs).get("eps", 1e-5))
+        lines += [
+            *_row_mean(xn, "the row's mean"),
+            "        double kg_squares = 0.0;",
+            f"        for (int64_t k = 0; k < R; ++k) {{\n            const double d = {xn}(k) - row_mean;\n"
+            "            kg_squares += d * d;\n        }",
+            f"        const float row_rstd = rsqrtf((float)(kg_squares / R) + {eps!r}f);  // 1/sqrt(var+eps)",
+        ]
+    if step.target in _SPREAD:
+        divisor = length - _correction(step)
+        if divisor <= 0:
+            raise RegionError(
+                f"{region.id}: a variance of {length} elements with this correction is undefined"
+            )
+        lines += [
+            f"        const double spread_divisor = {divisor}.0;  // R - correction: the framework divides",
+            *_row_mean(xn, "the row's mean, computed for you"),
+        ]
+    return lines
+
+
+def _row_mean(xn: str, note: str) -> list[str]:
+    return [
+        f"        double kg_sum = 0.0;\n        for (int64_t k = 0; k < R; ++k) kg_sum += {xn}(k);",
+        f"        const float row_mean = (float)(kg_sum / R);  // {note}",
+    ]
+
+
+def _told(target: str, xn: str, index: tuple[str, str, str] | None, fold: Fold | None) -> str:
+    """The role line that says what the skeleton did for the body and what is left to it."""
+    if target in _NORMALIZED:
+        return (
+            "- row_max and row_sum: the row's largest value and the sum of expf(x(k) - row_max), computed "
+            "for you, and the loop over k is the framework's: write the one line `out(k) = ...;` for this k"
+        )
+    if target in _STANDARDIZED:
+        return (
+            "- row_mean and row_rstd (1 / sqrt(variance + eps)): the row's statistics, computed for you, and "
+            "the loop over k is the framework's: write the one line `out(k) = ...;` for this k"
+        )
+    if target in _SHIFTED:
+        return (
+            "- row_max: the row's largest value, computed for you: it is the m of the op's meaning, so two "
+            "passes over k remain (the sum of exps, then the result)"
+        )
+    if index:
+        start, better, which = index
+        return (
+            f"- index: the k of the {which} {xn}(k), the first one on ties: best starts at {start}; for "
+            f"each k in order, when {xn}(k) {better} best, set best = {xn}(k) and index = k"
+        )
+    if fold:
+        return (
+            f"- fold: one loop over k in [0, R) doing {fold.rule.format(x=xn)}; result starts at "
+            f"{fold.start} and the framework stores {fold.store}"
+            + ("; row_mean is the row's mean, computed for you" if target in _SPREAD else "")
+        )
+    return ""
 
 
 def _result_line(
