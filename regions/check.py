@@ -28,6 +28,7 @@ _UNDEFINED = re.compile(r'identifier "(\w+)" is undefined')
 _DECLARED = re.compile(
     r"\b(?:float|double|int|int64_t|long|bool|unsigned|auto)\b\s*\*?\s*(?:__restrict__\s+)?(\w+)\s*(?=[=;,\[)])"
 )
+_REDECLARED = re.compile(r"(?m)^(\s*)((?:const\s+)?(?:float|double|int64_t|int|auto)\s+)(\w+)(?=\s*=[^=])")
 _LOOP_VARIABLE = re.compile(r"\bfor\s*\(\s*(?:const\s+)?(?:int64_t|int|long|unsigned|auto)\s+(\w+)")
 _LAMBDA_PARAMS = re.compile(r"\[&\]\(([^)]*)\)")  # an accessor's parameters exist inside it only
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
@@ -49,9 +50,10 @@ class Checked:
 def extract_body(text: str, contract: Contract) -> str:
     """The lines the model meant as the body: the last fenced block (or the whole answer), without the
     lines it repeated from the framework's head and tail (the 1.5B model often copies given lines, and a
-    repeated declaration would not compile), with `torch.tanh(` read as the prelude's `kg_tanh(` where
-    that helper exists (the step comments show PyTorch names), `std::expf(` as `expf(`, and a missing
-    `float` on a step added."""
+    repeated declaration would not compile), a declaration of a name the skeleton declares read as an
+    assignment (`float result = 0.0f;` where the skeleton holds `double result`), with `torch.tanh(` read
+    as the prelude's `kg_tanh(` where that helper exists (the step comments show PyTorch names),
+    `std::expf(` as `expf(`, and a missing `float` on a step added."""
     blocks = _FENCE.findall(text or "")
     code = blocks[-1][1] if blocks else (text or "")
     given = {
@@ -65,9 +67,27 @@ def extract_body(text: str, contract: Contract) -> str:
     while lines and not lines[0].strip():
         lines.pop(0)
     body = "\n".join(line.rstrip() for line in lines)
+    body = _assigned(body, _skeleton_names(contract))
     body = _TORCH_HELPER.sub(lambda m: _helper(m) or m.group(0), body)
     body = _STD_MATH.sub(lambda m: f"{m[1]}(" if m[1] in _C_MATH else _helper(m) or m[0], body)
     return _declare_steps(body)
+
+
+def _skeleton_names(contract: Contract) -> set[str]:
+    """What the skeleton declares for the body to set (result, best, index, carry, ...): the framework's
+    lines after the signature, loop counters and accessor parameters aside."""
+    at = contract.head.find(contract.signature)
+    own = _COMMENT.sub("", contract.head[at + len(contract.signature) :] if at >= 0 else "")
+    return set(_unscoped(own)) - {"n", "i"}
+
+
+def _assigned(body: str, names: set[str]) -> str:
+    """`float result = 0.0f;` -> `result = 0.0f;` for a name the skeleton already declares."""
+
+    def strip(match: re.Match[str]) -> str:
+        return f"{match[1]}{match[3]}" if match[3] in names else match[0]
+
+    return _REDECLARED.sub(strip, body)
 
 
 def _helper(match: re.Match[str]) -> str | None:
@@ -162,12 +182,17 @@ def declared_names(contract: Contract, body: str) -> list[str]:
     at = contract.head.find(contract.signature)
     own = contract.head[at:] if at >= 0 else ""
     code = _COMMENT.sub("", own + "\n" + body)
-    scoped = set(_LOOP_VARIABLE.findall(code))  # a loop's counter exists inside its loop only
-    scoped |= {
-        p.split()[-1] for params in _LAMBDA_PARAMS.findall(code) for p in params.split(",") if p.strip()
-    }
-    names = (n for n in _DECLARED.findall(code) if n not in scoped and n not in ("n", "i"))
+    names = (n for n in _unscoped(code) if n not in ("n", "i"))
     return list(dict.fromkeys(n for n in names if not n.startswith("kg_")))
+
+
+def _unscoped(code: str) -> list[str]:
+    """The names `code` declares, in order, but a loop's counter and an accessor's parameters (they exist
+    inside their loop or lambda only)."""
+    scoped = set(_LOOP_VARIABLE.findall(code))
+    params = (p for group in _LAMBDA_PARAMS.findall(code) for p in group.split(",") if p.strip())
+    scoped |= {p.split()[-1] for p in params}
+    return [n for n in _DECLARED.findall(code) if n not in scoped]
 
 
 def _declared_after_use(body: str, name: str) -> tuple[int, int] | None:
