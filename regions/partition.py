@@ -11,7 +11,8 @@ from __future__ import annotations
 import torch
 
 from regions.model import AMBITIONS, Kind, Region, Step, TensorInfo
-from regions.trace import CALLS, Traced, is_tensor, tensor_info
+from regions.steps import CALLS, is_tensor, tensor_info
+from regions.trace import Traced
 from regions.window import WINDOW
 
 MAP = frozenset(
