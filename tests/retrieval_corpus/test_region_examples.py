@@ -45,7 +45,8 @@ def test_a_search_result_carries_its_region_examples_whole() -> None:
     hit = example.to_result(1.0)
     (shown,) = from_hit(hit)
     assert shown.kind == "reduce" and "torch.softmax" in shown.pytorch
-    assert "for (int64_t k = 0; k < R; ++k) out(k)" in shown.text()
+    text = shown.text()  # the framework's statistics and loop in the kernel so far, the one line after it
+    assert "const float row_sum" in text and "out(k) = expf(x(k) - row_max) / row_sum;" in text
     assert from_hit(next(e for e in load_examples() if not e.region_bodies).to_result(1.0)) == ()
 
 
