@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from regions.model import AMBITIONS, Kind, Region, Step, TensorInfo
+from regions.reduce import INDEX_OPS
 from regions.steps import CALLS, is_tensor, tensor_info
 from regions.trace import Traced
 from regions.window import WINDOW
@@ -118,7 +119,7 @@ def _kind(node: torch.fx.Node, traced: Traced, scalars: dict[str, float]) -> Kin
         return "map"
     if target in REDUCE and floating:
         return "reduce"
-    if target in ("torch.argmax", "torch.argmin") and len(inputs) == 1 and _floating(inputs[0]):
+    if target in INDEX_OPS and len(inputs) == 1 and _floating(inputs[0]):
         return "reduce"  # an index reduction: float values in, int64 indices out
     if target in WINDOW and floating and len(inputs) == 1:
         return "window"

@@ -233,7 +233,7 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     roles.insert(
         0, f"- each thread handles one row: {layout.rows} rows of R = {length} elements; compute {what}"
     )
-    told = _told(step.target, xn, index, FOLDS.get(step.target))
+    told = _told(step.target, xn, index, fold)
     if told:
         roles.insert(1, told)
     launch = launch_info(region, kernel, layout.rows)
