@@ -50,3 +50,10 @@ def samples_dir() -> Path:
 def eval_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One evaluator build cache per test session (the evaluator's and the region framework's tests)."""
     return tmp_path_factory.mktemp("evaluator_cache")
+
+
+@pytest.fixture(scope="session")
+def families_dir() -> Path:
+    """The project's own tasks per op family, found by path: importing `graph` would need langgraph, which
+    the GPU host lacks."""
+    return REPO / "graph" / "demo_tasks" / "families"

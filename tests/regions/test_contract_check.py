@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from regions.check import check, extract_body
@@ -228,15 +230,14 @@ def test_every_op_a_loop_kind_takes_has_a_glossary_line() -> None:
     assert "rintf" in GLOSSARY["torch.round"]  # PyTorch rounds halves to even
 
 
-def test_a_body_that_declares_the_skeletons_result_again_assigns_it() -> None:
+def test_a_body_that_declares_the_skeletons_result_again_assigns_it(families_dir: Path) -> None:
     """The 1.5B copies the skeleton's declaration line with its own type (`float result = 0.0f;` where the
     skeleton holds `double result`): read as an assignment, it compiles; a body's own names stay declared."""
     from evaluator.problem import load_problem
-    from graph.demo_tasks.families import FAMILIES_DIR
     from regions.check import extract_body
     from regions.offering import offered
 
-    problem = load_problem(FAMILIES_DIR / "level1/12_Huber_Loss_Mean.py")
+    problem = load_problem(families_dir / "level1/12_Huber_Loss_Mean.py")
     *_, (region, contract) = offered(problem.source, "moderate")[0]
     assert "double result = 0.0;" in contract.head
     x = region.inputs[0].name

@@ -4,12 +4,13 @@ contracts where the composite was kept whole. Arguments a rewrite does not repro
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn.functional as F
 
 from evaluator.problem import load_problem
-from graph.demo_tasks.families import FAMILIES_DIR
 from regions.offering import offered
 from regions.trace import graph_module, load_module
 
@@ -33,8 +34,8 @@ def _same(model: torch.nn.Module, inputs: list) -> torch.fx.GraphModule:
 
 
 @pytest.mark.parametrize("task", FAMILY_TASKS)
-def test_the_rewritten_family_task_computes_the_model_and_is_offered(task: str) -> None:
-    problem = load_problem(FAMILIES_DIR / task)
+def test_the_rewritten_family_task_computes_the_model_and_is_offered(task: str, families_dir: Path) -> None:
+    problem = load_problem(families_dir / task)
     module = load_module(problem)
     torch.manual_seed(0)
     model = module.Model(*module.get_init_inputs())

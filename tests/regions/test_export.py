@@ -251,28 +251,26 @@ def test_model_text_stays_inside_its_string_literal(kernelbench_dir: Path, launc
         assert source == "\n" + contract.assemble(body)
 
 
-def test_an_index_reduction_exports_an_int64_output() -> None:
+def test_an_index_reduction_exports_an_int64_output(families_dir: Path) -> None:
     """argmax writes int64 indices: the load_inline host function allocates and passes an int64 output, the
     NVRTC loader is told its dtype; every other region keeps float32 (no dtype argument at all)."""
-    from graph.demo_tasks.families import FAMILIES_DIR
 
-    problem = load_problem(FAMILIES_DIR / "level1/6_Argmax_Over_Channels.py")
+    problem = load_problem(families_dir / "level1/6_Argmax_Over_Channels.py")
     (region,) = offer(partition(trace_problem(problem)), "conservative")
     written = [Written(region, render(region), "index = 0;")]
     inline = export_program(problem, written, "load_inline")
     assert "out.data_ptr<int64_t>()" in inline and ".dtype(torch::kLong)" in inline
     assert 'output_dtype="int64"' in export_program(problem, written, "nvrtc")
     assert static_checks.check_candidate(inline, problem.source) == []
-    other = export_program(*_plain_written())
+    other = export_program(*_plain_written(families_dir))
     assert "output_dtype" not in other and "data_ptr<int64_t>" not in export_program(
-        *_plain_written(), "load_inline"
+        *_plain_written(families_dir), "load_inline"
     )
 
 
-def _plain_written() -> tuple[Problem, list[Written]]:
-    from graph.demo_tasks.families import FAMILIES_DIR
+def _plain_written(families_dir: Path) -> tuple[Problem, list[Written]]:
 
-    problem = load_problem(FAMILIES_DIR / "level1/18_Selu_Activation.py")
+    problem = load_problem(families_dir / "level1/18_Selu_Activation.py")
     (region,) = offer(partition(trace_problem(problem)), "conservative")
     return problem, [Written(region, render(region), "float t1 = kg_selu(x);")]
 

@@ -4,19 +4,22 @@ computes PyTorch's values (NVRTC compile, CPU emulation on the task shrunk)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.regions import small_twin
 from evaluator.problem import load_problem
-from graph.demo_tasks.families import FAMILIES_DIR
 from regions.check import check
 from regions.emulate import emulate
 from regions.offering import offered
 
 
 @pytest.mark.parametrize("task, dims", [("15_Grouped_Conv_2d.py", 2), ("16_Depthwise_Conv_1d.py", 1)])
-def test_the_loop_over_a_groups_channels_computes_the_convolution(task: str, dims: int) -> None:
-    problem = load_problem(FAMILIES_DIR / "level1" / task)
+def test_the_loop_over_a_groups_channels_computes_the_convolution(
+    task: str, dims: int, families_dir: Path
+) -> None:
+    problem = load_problem(families_dir / "level1" / task)
     ((region, contract),) = offered(problem.source, "moderate")[0]
     x, w, bias = (t.name for t in region.inputs)
     taps = ", ".join(f"k{j}" for j in range(dims))

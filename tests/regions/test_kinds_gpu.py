@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from evaluator.problem import load_problem
-from graph.demo_tasks.families import FAMILIES_DIR
 from regions.export import Written, export_program, region_markers
 from regions.offering import offered
 
@@ -47,12 +46,12 @@ BODIES: dict[str, list[str]] = {
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("task", sorted(BODIES))
-def test_every_kind_is_strictly_correct_on_the_gpu(task: str, eval_cache: Path) -> None:
+def test_every_kind_is_strictly_correct_on_the_gpu(task: str, eval_cache: Path, families_dir: Path) -> None:
     from evaluator.api import evaluate_many
     from evaluator.config import EvalConfig
     from evaluator.jobs import Job
 
-    problem, written = _written(task)
+    problem, written = _written(families_dir / task, task)
     source = export_program(problem, written, "nvrtc")
     job = Job(task, problem, source, code=source, extracted=True, regions=region_markers(written))
     config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=10)
@@ -61,10 +60,10 @@ def test_every_kind_is_strictly_correct_on_the_gpu(task: str, eval_cache: Path) 
     assert [r["verdict"] for r in verdict["evidence"]["regions"]] == ["correct"] * len(written)
 
 
-def _written(task: str) -> tuple[object, list[Written]]:
+def _written(path: Path, task: str) -> tuple[object, list[Written]]:
     from regions.skeleton import c_names
 
-    problem = load_problem(FAMILIES_DIR / task)
+    problem = load_problem(path)
     chosen, _ = offered(problem.source, "moderate")
     assert len(chosen) == len(BODIES[task]), [r.id for r, _ in chosen]
     return problem, [
@@ -74,14 +73,14 @@ def _written(task: str) -> tuple[object, list[Written]]:
 
 
 @pytest.mark.parametrize("task", sorted(BODIES))
-def test_the_gpu_bodies_compile_and_emulate_here(task: str) -> None:
+def test_the_gpu_bodies_compile_and_emulate_here(task: str, families_dir: Path) -> None:
     """The same bodies under NVRTC and in the CPU emulation (a batch norm's map reads a random signed
     "variance": where PyTorch gives NaN the emulation does not judge)."""
     from benchmarks.regions import small_twin
     from regions.check import check
     from regions.emulate import emulate
 
-    problem, written = _written(task)
+    problem, written = _written(families_dir / task, task)
     for w in written:
         assert check(w.contract, w.body).ok
         small = small_twin(problem, w.region)

@@ -4,11 +4,12 @@ variance's divisor owned by the skeleton: a plain loop compiles under NVRTC and 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.regions import small_twin
 from evaluator.problem import load_problem, problem_from_source
-from graph.demo_tasks.families import FAMILIES_DIR
 from regions.check import check
 from regions.emulate import emulate
 from regions.offering import offered
@@ -60,8 +61,8 @@ def _emulates(problem, region, body: str) -> bool:
         ("level1/9_Group_Norm_Four_Groups.py", "torch.var", SPREAD),
     ],
 )
-def test_a_plain_loop_computes_the_statistic(task: str, target: str, body: str) -> None:
-    problem = load_problem(FAMILIES_DIR / task)
+def test_a_plain_loop_computes_the_statistic(task: str, target: str, body: str, families_dir: Path) -> None:
+    problem = load_problem(families_dir / task)
     region, contract = _region(problem, target)
     body = _reading(region, body)
     assert check(contract, body).ok
@@ -81,9 +82,9 @@ def test_strided_dims_and_the_divisor_per_correction() -> None:
     assert _emulates(problem, total, MEAN)
 
 
-def test_a_mean_divided_by_the_body_is_divided_twice() -> None:
+def test_a_mean_divided_by_the_body_is_divided_twice(families_dir: Path) -> None:
     """The framework owns the division: a body that divides as well is caught."""
-    problem = load_problem(FAMILIES_DIR / "level1/10_Batch_Norm_Training_Stats.py")
+    problem = load_problem(families_dir / "level1/10_Batch_Norm_Training_Stats.py")
     mean, contract = _region(problem, "torch.mean")
     assert "p_out[i] = (float)(result / R);" in contract.tail
     assert _emulates(problem, mean, MEAN)

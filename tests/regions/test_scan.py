@@ -4,11 +4,12 @@ compile, CPU emulation on the task shrunk), and a wrong carry is caught."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.regions import small_twin
 from evaluator.problem import load_problem
-from graph.demo_tasks.families import FAMILIES_DIR
 from regions.check import check
 from regions.emulate import emulate
 from regions.offering import offered
@@ -20,8 +21,8 @@ TASKS = [
 ]
 
 
-def _scan(task: str):
-    problem = load_problem(FAMILIES_DIR / task)
+def _scan(path: Path):
+    problem = load_problem(path)
     chosen, _ = offered(problem.source, "moderate")
     ((region, contract),) = [
         (r, c) for r, c in chosen if r.steps[0].target in ("torch.cumsum", "torch.cumprod")
@@ -35,8 +36,8 @@ def _body(name: str, product: bool) -> str:
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_a_loop_in_order_computes_the_scan(task: str) -> None:
-    problem, region, contract = _scan(task)
+def test_a_loop_in_order_computes_the_scan(task: str, families_dir: Path) -> None:
+    problem, region, contract = _scan(families_dir / task)
     product = region.steps[0].target == "torch.cumprod"
     assert f"float carry = {'1.0f' if product else '0.0f'};" in contract.head
     body = _body(region.inputs[0].name, product)
@@ -46,8 +47,8 @@ def test_a_loop_in_order_computes_the_scan(task: str) -> None:
     assert small is not None and emulate(*small, body).ok
 
 
-def test_a_scan_that_skips_its_first_element_is_caught() -> None:
-    problem, region, _ = _scan(TASKS[0])
+def test_a_scan_that_skips_its_first_element_is_caught(families_dir: Path) -> None:
+    problem, region, _ = _scan(families_dir / TASKS[0])
     body = _body(region.inputs[0].name, False).replace("for (int64_t k = 0;", "for (int64_t k = 1;")
     got = emulate(*small_twin(problem, region), body)
     assert not got.ok and got.error.startswith("out[")

@@ -5,11 +5,12 @@ dilation and groups in 1-3D; a loop that forgets the filter's layout is caught."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.regions import small_twin
 from evaluator.problem import load_problem, problem_from_source
-from graph.demo_tasks.families import FAMILIES_DIR
 from regions.check import check
 from regions.emulate import emulate
 from regions.offering import offered
@@ -75,8 +76,8 @@ def test_the_plain_loop_computes_every_transposed_convolution(
     assert emulate(*small, body).ok
 
 
-def test_the_family_task_and_a_wrong_filter_layout() -> None:
-    problem = load_problem(FAMILIES_DIR / "level1/14_Transposed_Conv_2d_Stride.py")
+def test_the_family_task_and_a_wrong_filter_layout(families_dir: Path) -> None:
+    problem = load_problem(families_dir / "level1/14_Transposed_Conv_2d_Stride.py")
     small, _, body = _checked(problem, 2, True)
     assert emulate(*small, body).ok
     x, w = (t.name for t in small[0].inputs[:2])

@@ -5,10 +5,11 @@ divisor does not."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evaluator.problem import load_problem, problem_from_source
-from graph.demo_tasks.families import FAMILIES_DIR
 from regions.check import check
 from regions.contract import render
 from regions.emulate import emulate
@@ -111,8 +112,8 @@ def test_a_loop_counter_left_undeclared_is_answered_with_its_loop() -> None:
     assert not got.ok and "write the loop `for (int64_t c = 0; c < KW; ++c)`" in got.errors
 
 
-def test_a_project_pooling_task_is_offered_at_moderate() -> None:
-    problem = load_problem(FAMILIES_DIR / "level1" / "1_Max_Pool_2d_Window.py")
+def test_a_project_pooling_task_is_offered_at_moderate(families_dir: Path) -> None:
+    problem = load_problem(families_dir / "level1" / "1_Max_Pool_2d_Window.py")
     (chosen,), _ = offered(problem.source, "moderate")
     region, contract = chosen
     assert region.kind == "window" and contract.kind == "window"
