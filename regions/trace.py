@@ -21,6 +21,7 @@ import torch
 from torch.fx.passes.shape_prop import ShapeProp
 
 from evaluator.problem import Problem, problem_from_dict
+from regions.branches import Path, feasible, if_converted, trace_paths
 from regions.decompose import decompose
 from regions.model import RegionError, Step, TensorInfo
 from regions.steps import CALLS, is_tensor, mutates_shared, render, tensor_info
@@ -83,20 +84,26 @@ def _traced(source: str) -> Traced:
 def graph_module(model: torch.nn.Module, inputs: list[Any]) -> torch.fx.GraphModule:
     """The graph regions are cut from, shapes propagated; the same node names for a real model on a GPU host
     as for its meta twin, so a region's nodes can be found there."""
-    try:
-        with _TRACING:
-            graph = _Tracer().trace(model)
-    except torch.fx.proxy.TraceError as exc:
-        raise RegionError(f"forward has data-dependent control flow, fx cannot trace it: {exc}") from exc
-    except Exception as exc:
-        raise RegionError(f"torch.fx cannot trace forward: {_why(exc)}") from exc
-    gm = torch.fx.GraphModule(model, graph)
+    with _TRACING:
+        paths = trace_paths(functools.partial(_trace_path, model))
+    if len(paths) > 1:
+        paths = feasible(paths, model, inputs)
+    gm = torch.fx.GraphModule(model, if_converted(paths))
     _functional_batch_norm(gm)
     _propagate(gm, inputs)
     while decompose(gm):
         _propagate(gm, inputs)
     _rename(gm)
     return gm
+
+
+def _trace_path(model: torch.nn.Module, decisions: list[bool]) -> Path:
+    tracer = _Tracer(decisions=decisions)
+    try:
+        graph = tracer.trace(model)
+    except Exception as exc:
+        raise RegionError(f"torch.fx cannot trace forward: {_why(exc)}") from exc
+    return Path(graph, tracer.conditions)
 
 
 def _propagate(gm: torch.fx.GraphModule, inputs: list[Any]) -> None:
@@ -137,11 +144,22 @@ _AUTOWRAP = _autowrap()
 class _Tracer(torch.fx.Tracer):
     """Traces through every module except torch.nn ones whose own forward fx cannot trace."""
 
-    def __init__(self, verdicts: dict[int, bool] | None = None) -> None:
+    def __init__(self, verdicts: dict[int, bool] | None = None, decisions: list[bool] | None = None) -> None:
         super().__init__(autowrap_modules=_AUTOWRAP)
         self.verdicts = {} if verdicts is None else verdicts
+        # How to answer forward's conditions in turn (regions.branches); None: a condition is an error.
+        self.decisions = decisions
+        self.conditions: list[tuple[torch.fx.Node, bool]] = []
         # Buffers as graph values too: `self.mask[:t, :t]` with t a traced size slices a proxy, not a tensor.
         self.proxy_buffer_attributes = True
+
+    def to_bool(self, obj: torch.fx.Proxy) -> bool:
+        if self.decisions is None:
+            return super().to_bool(obj)
+        n = len(self.conditions)
+        decided = self.decisions[n] if n < len(self.decisions) else True
+        self.conditions.append((obj.node, decided))
+        return decided
 
     def is_leaf_module(self, m: torch.nn.Module, module_qualified_name: str) -> bool:
         if not type(m).__module__.startswith("torch.") or isinstance(

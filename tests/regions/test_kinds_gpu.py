@@ -1,7 +1,8 @@
 """Every loop kind on the GPU: hand-written bodies for every region offered at moderate in the project's own
 family tasks (a window, a scan, an argmax's int64 indices, reductions over strided dims with the variance's
-divisor, the pointwise steps of a rewritten batch norm and loss), exported and judged by the evaluator as
-the region kind at the tasks' own sizes. Each must be strictly correct, every region's own check too."""
+divisor, the pointwise steps of a rewritten batch norm and loss, both branches of an if on data), exported
+and judged by the evaluator as the region kind at the tasks' own sizes. Each must be strictly correct, every
+region's own check too."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ BODIES: dict[str, list[str]] = {
         "float t1 = x - t0;\nfloat t2 = v_t1 + 1e-05f;\nfloat t3 = rsqrtf(t2);\nfloat t4 = t1 * t3;\n"
         "float t5 = t4 * v_t6;\nfloat t6 = t5 + t8;",
     ],
+    "level3/3_Branch_On_Data.py": [MEAN, "float t1 = fmaxf(t2, 0.0f);", "float t1 = tanhf(t4);"],
     "level1/12_Huber_Loss_Mean.py": [
         "float t1 = pred - target;\nfloat t2 = fabsf(t1);",
         "float t1 = fminf(v_t1, 0.5f);",
