@@ -38,12 +38,13 @@ def problem_coverage(problem: Problem, ambition: str, profiles: Path | None) -> 
         "offered": False,
     }
     try:
-        regions = cut(trace_problem(problem), ambition)
+        traced = trace_problem(problem)
+        regions = cut(traced, ambition)
     except RegionError as exc:
         return {**row, "why": str(exc)}
     fit, unfit = contracted(regions)
     profile = find_profile(profiles, problem) if profiles is not None else None
-    shares = profile_shares(regions, (profile or {}).get("rows") or [])
+    shares = profile_shares(regions, (profile or {}).get("rows") or [], traced.origins)
     chosen = choose(fit, ambition, shares)
     ids = {region.id for region, _ in chosen}
     row.update(

@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch.fx.operator_schemas import normalize_function
 
+# node.meta key: `op:instance` of the op a rewritten node came from, so a profile's call of it finds its steps
+ORIGIN = "kg_origin"
 Rewrite = Callable[[list[Any]], Any]  # the composite's tensors in, its value out, built from covered ops
 
 
@@ -92,8 +94,20 @@ def _splice(gm: torch.fx.GraphModule, node: torch.fx.Node, fn: Rewrite, tensors:
     val_map: dict[torch.fx.Node, Any] = dict(zip(holders, tensors, strict=True))
     with gm.graph.inserting_before(node):
         value = gm.graph.graph_copy(sub, val_map)
+    origin = node.meta.get(ORIGIN) or f"{_op_name(gm, node)}:{node.name}"
+    for made in (val_map[n] for n in sub.nodes if n.op in ("call_function", "call_method")):
+        made.meta.setdefault(ORIGIN, origin)
     node.replace_all_uses_with(value)
     gm.graph.erase_node(node)
+
+
+def _op_name(gm: torch.fx.GraphModule, node: torch.fx.Node) -> str:
+    """The rewritten op as a profile names it (aten::<name>): `batch_norm`, `instance_norm`, `max`, ..."""
+    if node.op == "call_module":
+        return "instance_norm"  # the one module rewritten (_module_instance_norm)
+    if node.op == "call_function" and node.target in (operator.getitem, getattr):  # torch.max(x, dim)[k]
+        node = node.args[0]
+    return str(getattr(node.target, "__name__", node.target))
 
 
 def _channel_view(ndim: int) -> list[int]:

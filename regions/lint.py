@@ -27,25 +27,45 @@ _CAPS_MODULES = "GELU|SELU|CELU|ELU|GLU"
 RULES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     (code, re.compile(pattern), message)
     for code, pattern, message in (
-        ("torch_api", r"\b(?:torch|at|c10)::|\btorch\.\w",
-         "torch/ATen is host-side Python/C++; device code uses the raw pointers, plain float math and the "
-         "prelude's kg_* helpers"),
-        ("python", r"^\s*(?:import\s+\w|from\s+\w[\w.]*\s+import\b|def\s+\w+\s*\()|\bself\.|\.item\s*\(|"
-         r"\bprint\s*\(",
-         "Python in CUDA device code: write C++ statements (float v = ...; out[i] = v;)"),
-        ("module_call", rf"\b(?:{_CAPS_MODULES}|[A-Z]\w*[a-z]\w*)\s*\(",
-         "a PyTorch module called as a function: compute its math inline or with a kg_* helper "
-         "(e.g. kg_leaky_relu(v, 0.1f), not LeakyReLU(...))"),
-        ("host_call",
-         r"\b(?:malloc|calloc|realloc|free|cuda[A-Z]\w*)\s*\(|\bstd::(?:vector|cout|string)\b|<<<",
-         "host-only code in a kernel: no allocation, CUDA runtime calls or launches; write to the given "
-         "output pointer"),
-        ("kernel_definition", r"__(?:global|device|host)__|\bextern\s*\"C\"|^\s*void\s+\w+\s*\(",
-         "the framework owns the kernel and its signature: write only the statements of the body"),
-        ("include", r"^\s*#\s*include\b",
-         "no #include: the framework prepends the prelude with everything the body needs"),
-        ("return_value", r"\breturn\s+[^\s;]",
-         "the kernel returns void: store the result with out[...] = value; a bare `return;` ends a thread"),
+        (
+            "torch_api",
+            r"\b(?:torch|at|c10)::|\btorch\.\w",
+            "torch/ATen is host-side Python/C++; device code uses the raw pointers, plain float math and the "
+            "prelude's kg_* helpers",
+        ),
+        (
+            "python",
+            r"^\s*(?:import\s+\w|from\s+\w[\w.]*\s+import\b|def\s+\w+\s*\()|\bself\.|\.item\s*\(|"
+            r"\bprint\s*\(",
+            "Python in CUDA device code: write C++ statements (float v = ...; out[i] = v;)",
+        ),
+        (
+            "module_call",
+            rf"\b(?:{_CAPS_MODULES}|[A-Z]\w*[a-z]\w*)\s*\(",
+            "a PyTorch module called as a function: compute its math inline or with a kg_* helper "
+            "(e.g. kg_leaky_relu(v, 0.1f), not LeakyReLU(...))",
+        ),
+        (
+            "host_call",
+            r"\b(?:malloc|calloc|realloc|free|cuda[A-Z]\w*)\s*\(|\bstd::(?:vector|cout|string)\b|<<<",
+            "host-only code in a kernel: no allocation, CUDA runtime calls or launches; write to the given "
+            "output pointer",
+        ),
+        (
+            "kernel_definition",
+            r"__(?:global|device|host)__|\bextern\s*\"C\"|^\s*void\s+\w+\s*\(",
+            "the framework owns the kernel and its signature: write only the statements of the body",
+        ),
+        (
+            "include",
+            r"^\s*#\s*include\b",
+            "no #include: the framework prepends the prelude with everything the body needs",
+        ),
+        (
+            "return_value",
+            r"\breturn\s+[^\s;]",
+            "the kernel returns void: store the result with out[...] = value; a bare `return;` ends a thread",
+        ),
     )
 )
 
@@ -63,8 +83,9 @@ def lint_body(body: str) -> list[LintFinding]:
     """Every rule of RULES broken by the body, in line order, at most one finding per rule and line."""
     findings = []
     for number, line in enumerate(_strip_comments(body).splitlines(), start=1):
-        findings += [LintFinding(code, message, number) for code, pattern, message in RULES
-                     if pattern.search(line)]
+        findings += [
+            LintFinding(code, message, number) for code, pattern, message in RULES if pattern.search(line)
+        ]
     return findings
 
 
@@ -79,5 +100,8 @@ def lint_source(source: str, expected_signature: str) -> list[LintFinding]:
     have = [_signature_text(s) for s in source.splitlines()]
     if any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1)):
         return []
-    return [LintFinding("signature_changed",
-                        f"the kernel signature must stay exactly: {expected_signature.strip()}", None)]
+    return [
+        LintFinding(
+            "signature_changed", f"the kernel signature must stay exactly: {expected_signature.strip()}", None
+        )
+    ]

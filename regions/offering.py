@@ -66,7 +66,8 @@ def offered(
     measured one); RegionError says why none. A region no contract fits yet is left to PyTorch like a kept
     one: the others are still offered."""
     regions, fit, unfit = _contracted(source, ambition)
-    shares = profile_shares(regions, (profile or {}).get("rows") or [])  # kept ops claim their rows too
+    rows = (profile or {}).get("rows") or []
+    shares = profile_shares(regions, rows, trace_source(source).origins)  # kept ops claim their rows too
     chosen = choose(fit, ambition, shares)
     if not chosen:
         why = f": {'; '.join(unfit)}" if unfit else ""

@@ -22,7 +22,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 
 from evaluator.problem import Problem, problem_from_dict
 from regions.branches import Path, feasible, if_converted, trace_paths
-from regions.decompose import decompose
+from regions.decompose import ORIGIN, decompose
 from regions.model import RegionError, Step, TensorInfo
 from regions.steps import CALLS, is_tensor, mutates_shared, render, tensor_info
 
@@ -38,7 +38,7 @@ class Traced:
     `inputs` are forward's tensor inputs; `scalar_inputs` its Python numbers (name, value), which regions
     take as float32 scalar arguments; `params` the parameters and buffers the graph reads (get_attr);
     `steps` every call node by name; `impure` the nodes that mutate a tensor something else still reads,
-    which no region may absorb.
+    which no region may absorb; `origins` the op each decomposed node came from (regions.shares).
     """
 
     name: str
@@ -49,6 +49,7 @@ class Traced:
     output: TensorInfo
     steps: dict[str, Step]
     impure: frozenset[str]
+    origins: dict[str, str]
 
 
 def trace_problem(problem: Problem) -> Traced:
@@ -230,4 +231,5 @@ def _describe(name: str, gm: torch.fx.GraphModule, inputs: list[Any]) -> Traced:
         raise RegionError("forward does not return a single tensor")
     impure = frozenset(n.name for n in gm.graph.nodes if n.op in CALLS and mutates_shared(n))
     steps = {n.name: render(n, n.name in impure) for n in gm.graph.nodes if n.op in CALLS}
-    return Traced(name, gm, tensors, scalars, params, tensor_info(out_node), steps, impure)
+    origins = {n.name: n.meta[ORIGIN] for n in gm.graph.nodes if ORIGIN in n.meta}
+    return Traced(name, gm, tensors, scalars, params, tensor_info(out_node), steps, impure, origins)

@@ -127,7 +127,7 @@ def test_a_task_that_cannot_be_traced_falls_back_to_a_whole_program(scripted) ->
         TASK,
         source=TASK["source"].replace(
             "        return torch.relu(x)",
-            "        if x.sum() > 0:\n            return x\n        return torch.relu(x)",
+            "        if x.sum().item() > 0:\n            return x\n        return torch.relu(x)",
         ),
     )
     scripted(lambda m, kw: answer("correct", 1.1))

@@ -43,3 +43,24 @@ def test_a_measured_share_chooses_the_conservative_region(kernelbench_dir: Path)
     assert by_estimate.id == "r16"  # two batch norms, the residual add and relu: the largest estimate
     (by_profile,) = offer(regions, "conservative", {"r5": 0.4, "r16": 0.1})
     assert by_profile.id == "r5"
+
+
+def test_a_decomposed_batch_norm_answers_to_its_own_calls_not_to_a_residual_add(
+    kernelbench_dir: Path,
+) -> None:
+    """The H200 profile of the basic block: three aten::batch_norm calls (35% of the time) reach the three
+    batch norms' steps, one call each, split over that norm's steps; the residual aten::add_ reaches the add
+    after the last norm, not a norm's eps add."""
+    traced = trace_problem(load_problem(kernelbench_dir / "level3/8_ResNetBasicBlock.py"))
+    regions = partition(traced)
+    (profile,) = PROFILES.glob("l3_p8_*_NVIDIA_H200.json")
+    rows = json.loads(profile.read_text())["rows"]
+    shares = profile_shares(regions, rows, traced.origins)
+    # every call found its steps but the last row's: the norms' batch counters (add_ on an int64 scalar)
+    assert rows[-1]["shapes"] == [] and abs(sum(shares.values()) - sum(r["share"] for r in rows[:-1])) < 1e-9
+    norm = rows[1]["share"] / 3
+    # the first norm: ten steps in r1 (mean), r2 (variance), r3 and r4 (views), r5 (six, then the relu)
+    assert [round(shares[i], 6) for i in ("r1", "r2", "r3", "r4")] == [round(norm / 10, 6)] * 4
+    assert abs(shares["r5"] - (norm * 6 / 10 + rows[3]["share"] / 2)) < 1e-9
+    (chosen,) = offer(regions, "conservative", shares)
+    assert chosen.id == "r16"  # the last norm, the residual add and the relu: the most measured time
