@@ -99,12 +99,16 @@ run_kinds() {
   # jobs file under .device/kinds (a deferred run.py directory's jobs.jsonl, renamed) judged on its own:
   #   cp runs/X/jobs.jsonl .device/kinds/X.jsonl; scripts/gpu_suite.sh kinds -> $OUT/X.verdicts.jsonl
   #   then here: run.py --resume runs/X --results X.verdicts.jsonl
+  # X.config beside X.jsonl replaces the EvalConfig overrides for it (the project's own tasks have no
+  # torch.compile baseline: '{"reference_compile": "off"}' spares a compile per problem).
   "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/regions/test_kinds_gpu.py 2>&1 | tee "$OUT/kinds_gpu.log"
-  local jobs name
+  local jobs name config
   for jobs in .device/kinds/*.jsonl; do
     name=$(basename "$jobs" .jsonl)
+    config="$BASELINE_CONFIG"
+    [ -e "${jobs%.jsonl}.config" ] && config=$(cat "${jobs%.jsonl}.config")
     timeout -k 20 --signal=INT "${KG_KINDS_BUDGET_S:-240}" "$PY" -m evaluator run "$jobs" \
-      --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/kinds" --config "$BASELINE_CONFIG" 2>&1 \
+      --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/kinds" --config "$config" 2>&1 \
       | tr '\r' '\n' | tail -20 > "$OUT/$name.log"
   done
 }
