@@ -83,6 +83,9 @@ class Context:
     eval_overrides: Annotated[dict[str, Any], _doc(
         "EvalConfig field overrides for the evaluator (timeouts, trials, tolerances).")] = field(
         default_factory=dict)
+    writer: Annotated[Literal["model", "rules"], _doc(
+        "Who writes region bodies: the model, or the framework by rule from each region's steps "
+        "(regions.rules; no model is loaded): the baseline that shows what the model adds.")] = "model"
     preset: Annotated[str | None, _doc(
         "A named configuration from nodes.presets (e.g. naive-agent, repaired-agent); applied once, when the "
         "context is built, under every field left at its default.")] = None

@@ -42,7 +42,8 @@ from regions.contract import Contract
 from regions.model import Region, RegionError
 from regions.offering import offered
 from regions.partition import costliest
-from regions.shapes import shaped, shapes_for
+from regions.rules import rule_body
+from regions.shapes import FIRST, shaped, shapes_for
 
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5
@@ -137,6 +138,8 @@ def shape(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = settings(runtime)
     rid = state["current"]["id"]
     region, first = dict(_by_id(state, ctx))[rid]
+    if ctx.writer == "rules":  # the plain skeleton: the rules write no other launch shape
+        return {"current": {"id": rid, "shape": chosen_launch(region, first, FIRST)[1]}}
     _, timing, before = _route(state, rid)
     choice = choose_shape(
         region,
@@ -167,6 +170,8 @@ def write(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     rid = state["current"]["id"]
     region, first = dict(_by_id(state, ctx))[rid]
     route, text, before = _route(state, rid)
+    if ctx.writer == "rules":
+        return _by_rule(state, region, _contract(region, first, state["current"]["shape"]))
     messages = opening_messages(
         _contract(region, first, state["current"]["shape"]),
         ambition=ctx.ambition,
@@ -234,6 +239,8 @@ def repair(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = settings(runtime)
     rid = state["current"]["id"]
     region, first = dict(_by_id(state, ctx))[rid]
+    if ctx.writer == "rules":
+        return _by_rule(state, region, _contract(region, first, state["current"]["shape"]))
     messages = next_messages(
         _contract(region, first, state["current"]["shape"]),
         RegionAttempt(**state["attempts"][rid]),
@@ -326,6 +333,14 @@ def _ask(state: RegionDraft, messages: list[dict[str, str]], *, repairing: bool)
     )
     kept = {k: getattr(reply, k) for k in ("text", "prompt_tokens", "completion_tokens", "seconds")}
     return {"current": {**current, "reply": kept}, "last_messages": messages}
+
+
+def _by_rule(state: RegionDraft, region: Region, contract: Contract) -> dict[str, Any]:
+    """The framework's own body for the current region (regions.rules), as if the model had answered it;
+    no rule: an empty answer, which the checks refuse like a reply without code."""
+    body = rule_body(region, contract) or ""
+    reply = {"text": f"```cuda\n{body}\n```", "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
+    return {"current": {**state["current"], "reply": reply}, "last_messages": []}
 
 
 def _stop(

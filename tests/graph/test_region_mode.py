@@ -84,6 +84,14 @@ def test_zero_shot_writes_one_kernel_body_and_the_framework_the_program(scripted
     assert event["inputs"]["format"] == "regions" and event["outputs"]["answers"] == {"r0": 1}
 
 
+def test_the_rules_writer_writes_every_body_without_the_model(scripted, task) -> None:
+    """writer=rules: the no-model baseline; the framework's own body goes through the same checks and job."""
+    model = scripted(lambda m, kw: pytest.fail("the model was asked"))
+    state, seen = _zero_shot_judged_right(task, Context(writer="rules"))
+    assert model.calls == [] and state["best"]["bodies"] == {"r0": "float t1 = A * s;"}
+    assert state["best"]["local_ok"] and "float t1 = A * s;" in seen[0]["code"]
+
+
 def test_the_problem_is_traced_once_for_its_offer_and_its_programs(scripted, task, monkeypatch) -> None:
     """The offering and export share one trace of the task (export splices a copy of it)."""
     traced: list[str] = []
