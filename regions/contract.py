@@ -257,17 +257,18 @@ def _matmul(region: Region, names: dict[str, str], extra: _Epilogue | None = Non
     if rest:
         cn = names[rest[0].name]
         accessors.append(f"        const float* {cn} = p_{cn};  // {cn}[j]: the bias of column j")
-    long_sum = (
-        f"        // K = {k_dim} terms: accumulate in double (or in blocks of 256 partial sums)\n"
-        if k_dim > LONG_SUM
-        else ""
+    wide = k_dim > LONG_SUM  # a float sum of this many terms misses the tolerance: the skeleton's is double
+    result = (
+        f"        double result = 0.0;  // K = {k_dim} terms: add every {an}(k) * {bn}(k) to it (double)\n"
+        if wide
+        else "        float result;  // set it\n"
     )
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t M = {m_rows}, N = {n_cols}, K = {k_dim};\n{loop_head('n')}"
         "        const int64_t j = i % N, m = (i / N) % M;\n"
         + ("        const int64_t bt = i / (N * M);\n" if batch > 1 else "")
         + "\n".join(accessors)
-        + f"\n{whole.loads}        // {step_code(step, names)}\n{long_sum}        float result;  // set it\n"
+        + f"\n{whole.loads}        // {step_code(step, names)}\n{result}"
         + f"{whole.todo}{BODY_MARK}"
     )
     tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
@@ -276,7 +277,9 @@ def _matmul(region: Region, names: dict[str, str], extra: _Epilogue | None = Non
     roles.insert(
         0,
         f"- each thread computes one output element (row m, column j{', batch bt' if batch > 1 else ''}"
-        f") as `result`, a sum over k in [0, K), K = {k_dim}{whole.then}",
+        f") as `result`, a sum over k in [0, K), K = {k_dim}"
+        + (f"; result is a double that starts at 0.0: add each {an}(k) * {bn}(k) to it" if wide else "")
+        + whole.then,
     )
     contract = Contract(
         region.id, "contraction", kernel, sig, head, tail, "", launch_info(whole.region, kernel, out.numel)

@@ -213,9 +213,13 @@ def _spliced_forward(traced: Traced, regions: Sequence[Region]) -> tuple[str, st
 
 
 def _wrapped_imports(gm: torch.fx.GraphModule) -> str:
-    """`from einops.einops import rearrange as einops_einops_rearrange` for each such name the code reads."""
+    """`from einops.einops import rearrange as einops_einops_rearrange` for each such name the code reads,
+    and the float constants fx names (`masked_fill(t7, -inf)` reads fx's global `inf`)."""
     lines = []
     for name, value in sorted(gm.graph.python_code(root_module="self").globals.items()):
+        if isinstance(value, float) and re.search(rf"(?<![\w.]){name}(?!\w)", gm.code):
+            lines.append(f"\n{name} = float({str(value)!r})")
+            continue
         module = getattr(value, "__module__", "") or ""
         if callable(value) and module.split(".")[0] not in ("torch", "builtins", "") and name in gm.code:
             lines.append(f"\nfrom {module} import {value.__name__} as {name}")

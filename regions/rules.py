@@ -37,7 +37,7 @@ def rule_body(region: Region, contract: Contract) -> str | None:
     if region.kind == "window":
         return _window(step.target, ins[0], contract.facts)
     if region.kind == "contraction":
-        return _contraction(step.target, ins, contract.facts)
+        return _contraction(step.target, ins, contract.facts, contract.head)
     return None
 
 
@@ -209,8 +209,11 @@ def _nest(loops: list[tuple[str, str]], inner: str) -> str:
     return "\n".join([*lines, "    " * len(loops) + inner])
 
 
-def _contraction(target: str, ins: list[str], facts: str) -> str | None:
+def _contraction(target: str, ins: list[str], facts: str, head: str) -> str | None:
     """A product's or a convolution's sum over its accessors, plus the bias where the op has one."""
+    if target in ("torch.matmul", "torch.mm", "torch.bmm", f"{_F}linear") and "double result = 0.0" in head:
+        bias = f"\nresult += {ins[2]}[j];" if len(ins) > 2 else ""  # the skeleton's double accumulator
+        return f"for (int64_t k = 0; k < K; ++k) result += {ins[0]}(k) * {ins[1]}(k);{bias}"
     if target in ("torch.matmul", "torch.mm", "torch.bmm", f"{_F}linear"):
         bias = f"{ins[2]}[j]" if len(ins) > 2 else "0.0f"
         loop = f"for (int64_t k = 0; k < K; ++k) acc += {ins[0]}(k) * {ins[1]}(k);"

@@ -109,7 +109,8 @@ def test_sum_over_a_middle_dim_and_a_long_matmul() -> None:
             [Step(c, "torch.matmul", ("A", "B"), (), "matmul = torch.matmul(A, B)")],
         )
     )
-    assert "accumulate in double" in mm.head and "K = 1048576" in mm.head
+    assert "double result = 0.0;  // K = 1048576 terms" in mm.head  # the skeleton's accumulator is double
+    assert check(mm, "for (int64_t k = 0; k < K; ++k) result += A(k) * B(k);").ok
     body = (
         "double acc = 0.0;\nfor (int64_t k = 0; k < K; ++k) acc += (double)A(k) * B(k);\nresult = (float)acc;"
     )

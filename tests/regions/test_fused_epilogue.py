@@ -144,7 +144,7 @@ def test_cli_shows_the_fused_region_and_what_is_left_to_pytorch(
     path = next((kernelbench_dir / "level2").glob("9_*.py"))
     assert main(["show", str(path), "--ambition", "aggressive", "--contract"]) == 0
     out = capsys.readouterr().out
-    assert "1 regions; offered at aggressive: r0" in out and "float result;  // set it" in out
+    assert "1 regions; offered at aggressive: r0" in out and "double result = 0.0;  // K = 8192 terms" in out
 
 
 @pytest.mark.gpu
