@@ -47,7 +47,8 @@ from regions.shapes import FIRST, shaped, shapes_for
 
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5
-REPAIRS = 2  # local repair rounds after a region's first answer
+REPAIRS = 2  # local repair rounds after a region's first answer (the last asks anew)
+FRESH_ROUND = 2  # from this (0-based) round on, a body the GPU found wrong is no longer shown
 _REPAIRS = ("compile", "values", "fault")  # triage routes that repair a body the GPU judged wrong
 
 
@@ -172,11 +173,14 @@ def write(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     route, text, before = _route(state, rid)
     if ctx.writer == "rules":
         return _by_rule(state, region, _contract(region, first, state["current"]["shape"]))
+    # A body the GPU found wrong is shown with what it said once; after that repair failed too, the model
+    # is asked anew (sampled) without the wrong lines it would copy.
+    shown = route in _REPAIRS and state.get("round", 0) < FRESH_ROUND
     messages = opening_messages(
         _contract(region, first, state["current"]["shape"]),
         ambition=ctx.ambition,
         prompts=ctx.prompts,
-        previous=(before or "", text) if route in _REPAIRS else None,
+        previous=(before or "", text) if shown else None,
         optimise=(before, text) if route == "optimise" else None,
         context=_context(state, ctx, region),
     )
@@ -241,12 +245,14 @@ def repair(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     region, first = dict(_by_id(state, ctx))[rid]
     if ctx.writer == "rules":
         return _by_rule(state, region, _contract(region, first, state["current"]["shape"]))
+    attempt = RegionAttempt(**state["attempts"][rid])
     messages = next_messages(
         _contract(region, first, state["current"]["shape"]),
-        RegionAttempt(**state["attempts"][rid]),
+        attempt,
         ambition=ctx.ambition,
         prompts=ctx.prompts,
         context=_context(state, ctx, region),
+        fresh=attempt.rounds >= REPAIRS,  # the last local repair asks anew
     )
     return _ask(state, messages, repairing=True)
 

@@ -108,16 +108,20 @@ def next_messages(
     ambition: str = "moderate",
     prompts: dict[str, str] | None = None,
     context: str = "",
+    fresh: bool = False,
 ) -> list[dict[str, str]]:
     """The prompt after a failed answer: a repair that shows the body and its errors; after an answer that
     repeated a body judged wrong, the opening prompt again without that body (the model copies what it is
-    shown), told only what was wrong with it."""
+    shown), told only what was wrong with it. `fresh` (the last repair, after a repair failed): the opening
+    prompt alone, sampled anew: a repair shown its own broken lines rewrites them, rarely anything else."""
     said = unchanged_said(attempt)
     if said is not None:
         note = fragment("region/unchanged", {"said": said})
         return opening_messages(
             contract, ambition=ambition, prompts=prompts, context=f"{context}\n\n{note}".strip()
         )
+    if fresh:
+        return opening_messages(contract, ambition=ambition, prompts=prompts, context=context)
     return repair_messages(
         contract,
         attempt.body or "(nothing)",

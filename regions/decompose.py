@@ -239,7 +239,7 @@ def _pairwise(kind: str) -> Callable[[dict[str, Any]], tuple[Rewrite, list[Any]]
             ad = torch.abs(d)
             if kind == "l1":
                 return _reduced(ad, reduction)
-            near = torch.clamp(ad, max=delta)  # |d| below delta, else delta: one formula for both sides
+            near = torch.clamp_max(ad, delta)  # |d| below delta, else delta: one formula for both sides
             loss = near * (ad - 0.5 * near)
             return _reduced(loss / delta if kind == "smooth_l1" else loss, reduction)
 
@@ -282,7 +282,7 @@ def _triplet_margin(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
         anchor, positive, negative = values
         near = torch.sqrt(torch.sum(torch.square(anchor - positive + eps), dim=-1))
         far = torch.sqrt(torch.sum(torch.square(anchor - negative + eps), dim=-1))
-        return _reduced(torch.clamp(near - far + margin, min=0.0), reduction)
+        return _reduced(torch.clamp_min(near - far + margin, 0.0), reduction)
 
     return body, [a["anchor"], a["positive"], a["negative"]]
 

@@ -460,6 +460,34 @@ def test_a_failed_answer_is_checked_and_repaired_step_by_step(task: dict[str, An
     assert steps[-2:] == ["prepare", "assemble"]
 
 
+def test_the_last_local_repair_asks_anew_without_the_broken_lines(task: dict[str, Any], scripted) -> None:
+    """A repair shown its broken lines rewrites them (measured: the 1.5B repeated a call with too few
+    arguments through every repair); after one failed repair the last asks anew, sampled, showing none."""
+    answers = iter(["float t1 = A * scale_factor;", "float t1 = A * scale_factor2;", "float t1 = A * s;"])
+    model = scripted(lambda messages, kwargs: next(answers))
+    state = compile_graph("zero_shot").invoke({"task": task}, context=Context(evaluator="deferred"))
+    writes = model.calls_for("generate")
+    assert len(writes) == 3 and "scale_factor;" in writes[1][0][-1]["content"]
+    assert "scale_factor" not in writes[2][0][-1]["content"] and writes[2][1]["temperature"] >= 0.7
+    assert writes[2][0][-1]["content"] == writes[0][0][-1]["content"]  # the opening prompt itself
+    assert "__interrupt__" in state
+
+
+def test_a_third_round_asks_anew_instead_of_showing_the_body_judged_wrong_twice(scripted, task) -> None:
+    replies = iter(f"```cuda\nfloat t1 = A * s + {k}.0f;\n```" for k in (1, 2, 3))
+    model = scripted(lambda m, kw: next(replies))
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [_region_verdict(j, ok=False) for j in jobs]
+
+    ctx = Context(rounds=3, stop_on="correct")
+    with EVALUATOR.use(judge):
+        compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
+    writes = [c[0][-1]["content"] for c in model.calls_for("generate")]
+    assert len(writes) == 3 and "A * s + 1.0f" in writes[1]  # round 2 repairs what the GPU judged
+    assert "A * s + 2.0f" not in writes[2] and writes[2] == writes[0]  # round 3 asks anew
+
+
 def test_a_body_judged_wrong_and_written_again_is_not_judged_again(scripted, task) -> None:
     """Round 1 repairs the region the GPU judged wrong; the model writes the same lines again (a comment
     aside) every time. Each is refused before any GPU sees it, the repairs ask anew without the old lines,
