@@ -15,6 +15,7 @@ no-model writer's (`--set writer=rules`).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from pathlib import Path
@@ -49,16 +50,31 @@ def _strict(v: dict | None) -> bool:
 
 def counts(verdicts: dict[Key, dict], which: str) -> list[str]:
     """Per setup and level: tasks, strictly correct at the first round, and at the best round."""
-    lines = ["| setup | level | tasks | strict, round 1 | strict, any round |", "|---|---|---|---|---|"]
+    lines = [
+        "| setup | level | tasks | strict, round 1 | strict, any round | x eager, geomean of the correct |",
+        "|---|---|---|---|---|---|",
+    ]
     for setup, what in SETUPS.items():
         tasks = sorted({t for w, s, t, r in verdicts if (w, s, r) == (which, setup, 0)})
         for level in [*sorted({t[:2] for t in tasks}), "all"]:
             mine = [t for t in tasks if level == "all" or t.startswith(level + "/")]
             first = sum(_strict(verdicts[(which, setup, t, 0)]) for t in mine)
-            best = sum(any(_strict(verdicts.get((which, setup, t, r))) for r in range(3)) for t in mine)
+            right = [_best(verdicts, which, setup, t) for t in mine]
+            speed = _geomean([v["speedup_eager"] for v in right if v and v.get("speedup_eager")])
             if mine:
-                lines.append(f"| {what} | {level} | {len(mine)} | {first} | {best} |")
+                best = sum(v is not None for v in right)
+                lines.append(f"| {what} | {level} | {len(mine)} | {first} | {best} | {speed} |")
     return lines
+
+
+def _best(verdicts: dict[Key, dict], which: str, setup: str, task: str) -> dict | None:
+    """The fastest strictly correct round of a task, or None."""
+    right = [v for r in range(3) if _strict(v := verdicts.get((which, setup, task, r)))]
+    return max(right, key=lambda v: v.get("speedup_eager") or 0.0, default=None)
+
+
+def _geomean(values: list[float]) -> str:
+    return f"{math.exp(sum(map(math.log, values)) / len(values)):.2f}x" if values else "-"
 
 
 def repairs(verdicts: dict[Key, dict]) -> list[str]:
