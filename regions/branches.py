@@ -20,6 +20,7 @@ import torch
 from torch.fx import Graph, Node
 
 from regions.model import RegionError
+from regions.steps import is_inplace
 
 MAX_PATHS = 8
 
@@ -95,7 +96,7 @@ class _Merged:
         self.seen: dict[tuple[str, str, str, str], Node] = {}
 
     def add(self, node: Node, env: dict[Node, Node]) -> Node:
-        if node.op in ("call_method", "call_function") and _mutates(node):
+        if node.op in ("call_method", "call_function") and is_inplace(node):
             raise RegionError(
                 f"a branch of forward changes a tensor in place ({node.target}), so it cannot run untaken"
             )
@@ -121,11 +122,6 @@ class _Merged:
         for term in terms[1:]:
             held = self.call(torch.logical_and, held, term)
         return held
-
-
-def _mutates(node: Node) -> bool:
-    name = getattr(node.target, "__name__", str(node.target))
-    return (name.endswith("_") and not name.endswith("__")) or node.kwargs.get("inplace") is True
 
 
 def _condition_values(path: Path, root: torch.nn.Module, inputs: list[Any]) -> dict[str, bool]:

@@ -112,7 +112,8 @@ def _raw_name(node: torch.fx.Node) -> str:
     )
 
 
-def _is_inplace(node: torch.fx.Node) -> bool:
+def is_inplace(node: torch.fx.Node) -> bool:
+    """An in-place call: `relu_`, `x.add_(...)`, `inplace=True` (a module call never counts)."""
     if node.kwargs.get("inplace") is True:
         return True
     leaf = _raw_name(node).rsplit(".", 1)[-1]
@@ -130,7 +131,7 @@ def canonical(node: torch.fx.Node) -> str:
     name = _raw_name(node)
     if node.op == "call_module":
         return name
-    if _is_inplace(node) and not node.kwargs.get("inplace"):
+    if is_inplace(node) and not node.kwargs.get("inplace"):
         name = name[:-1]
     name = _ALIASES.get(name, name)
     if name.startswith("Tensor.") and hasattr(torch, name[7:]):
@@ -142,7 +143,7 @@ def canonical(node: torch.fx.Node) -> str:
 
 def mutates_shared(node: torch.fx.Node) -> bool:
     """An in-place op on a graph input, parameter or a tensor read again later: its effect matters."""
-    if not _is_inplace(node) or not node.args or not isinstance(node.args[0], torch.fx.Node):
+    if not is_inplace(node) or not node.args or not isinstance(node.args[0], torch.fx.Node):
         return False
     target = node.args[0]
     return target.op not in CALLS or len(target.users) > 1
@@ -262,7 +263,7 @@ def render(node: torch.fx.Node, impure: bool = False) -> Step:
     )
     if node.op == "call_method":
         method = str(node.target)
-        if _is_inplace(node) and not impure:
+        if is_inplace(node) and not impure:
             method = method.removesuffix("_")
         return Step(out, name, rendered, kw, f"{node.name} = {rendered[0]}.{method}({text})")
     # An in-place op whose effect matters is shown as written; the others read as their functional form.
