@@ -2,10 +2,10 @@
 
 For every problem of the sets, every region of the kind that the ambition offers (one per distinct
 contract: twins, such as the same pooling repeated in a network, are written once), the embedded model
-writes the body greedily as the graph's region writer does (local lint + NVRTC, up to two sampled
-repairs), and the kernel is emulated on the CPU on the problem shrunk. No GPU: this says whether the math
-is right on small shapes, not the strict verdict. Resumable: one JSON line per region, into
-benchmarks/results/regions/kind_probe_<kind>.jsonl, and a summary beside it.
+writes the body greedily as the graph's region writer does (local lint + NVRTC + the CPU emulation on the
+problem shrunk, up to two sampled repairs), and the final kernel is emulated again for the record. No GPU:
+this says whether the math is right on small shapes, not the strict verdict. Resumable: one JSON line per
+region, into benchmarks/results/regions/kind_probe_<kind>.jsonl, and a summary beside it.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.regions import small_twin
 from evaluator.problem import scan_problems
 from graph.runner.jsonl import JsonlLog, read_jsonl
+from regions.emulate import small_twin
 from regions.model import RegionError
 from regions.offering import offered
 
@@ -44,8 +44,8 @@ def probe(sets: list[Path], kind: str, ambition: str, out: Path) -> dict[str, in
                     if region.kind != kind or contract.head in seen or (problem.key, region.id) in done:
                         continue
                     seen.add(contract.head)
-                    attempt = write_region(contract, temperature=0.0, seed=0, ambition=ambition)
-                    small = small_twin(problem, region)
+                    small = small_twin(problem.source, region, ambition)
+                    attempt = write_region(contract, temperature=0.0, seed=0, ambition=ambition, twin=small)
                     emulated = emulate(*small, attempt.body) if attempt.ok and small else None
                     row = {
                         "set": root.name,

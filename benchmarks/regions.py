@@ -3,10 +3,11 @@
 For each problem the framework traces the reference, offers one region (conservative ambition: the
 costliest map or reduce region, or the op itself where the task is a single op) and renders its contract;
 the model writes the body, sample 0 greedy and the others at a cooler temperature, each with up to two
-local repair rounds (lint + NVRTC). What this measures without a GPU: how many problems get a contract,
-how many bodies pass the local checks and compute the right values when the kernel is emulated on the
-CPU on the problem shrunk (n = 1 and best-of-n), tokens and seconds per sample. The strict verdict needs
-the GPU host; the samples file keeps every body for it.
+local repair rounds (lint + NVRTC + the CPU emulation; results made before 2026-12-05 had lint + NVRTC
+only). What this measures without a GPU: how many problems get a contract, how many bodies pass the local
+checks and compute the right values when the kernel is emulated on the CPU on the problem shrunk (n = 1
+and best-of-n), tokens and seconds per sample. The strict verdict needs the GPU host; the samples file
+keeps every body for it.
 
     python -m benchmarks.regions generate [--samples 4]   # resumable, into benchmarks/results/regions/
     python -m benchmarks.regions jobs --jobs JOBS.jsonl [--launcher nvrtc|load_inline]   # one job a sample
@@ -38,7 +39,6 @@ KERNELBENCH = REPO.parent / "shared" / "kernelbench"
 RESULTS = REPO / "benchmarks" / "results"
 RUNS = RESULTS / "regions"  # the raw samples are results: committed, so a GPU host can judge them later
 SAMPLE_TEMPERATURE = 0.5  # samples after the greedy one: cooler than whole programs' 0.7-0.8
-EMULATION_CAPS = (16, 32, 64)  # module-level sizes capped for the CPU emulation, tried in turn
 
 
 def offered_region(problem: Problem) -> tuple[Region, Contract]:
@@ -65,30 +65,10 @@ def region_job(
     )
 
 
-def small_twin(problem: Any, region: Any) -> tuple[Any, Any] | None:
-    """(region, contract) of the same region in the problem shrunk for the CPU, for emulation; None when
-    no shrink keeps the region as it is (same id, kind and ops)."""
-    from evaluator.problem import shrink_problem
-    from regions.contract import render
-    from regions.model import RegionError
-    from regions.partition import partition
-    from regions.trace import trace_problem
-
-    same = [s.target for s in region.steps]
-    for cap in EMULATION_CAPS:
-        try:
-            for twin in partition(trace_problem(shrink_problem(problem, cap=cap))):
-                if (twin.id, twin.kind, [s.target for s in twin.steps]) == (region.id, region.kind, same):
-                    return twin, render(twin)
-        except RegionError:
-            continue
-    return None
-
-
 def generate(kernelbench: Path, out: Path, samples: int) -> int:
     from evaluator.problem import load_problems
     from nodes.region_writer import write_region
-    from regions.emulate import emulate
+    from regions.emulate import emulate, small_twin
     from regions.model import RegionError
 
     path = out / "samples.jsonl"
@@ -117,10 +97,11 @@ def generate(kernelbench: Path, out: Path, samples: int) -> int:
                 "targets": [s.target for s in region.steps],
                 "launch": contract.launch,
             }
-            small = small_twin(problem, region)
+            small = small_twin(problem.source, region)
             for s in todo:
                 temperature = 0.0 if s == 0 else SAMPLE_TEMPERATURE
-                attempt = write_region(contract, temperature=temperature, seed=problem.problem_id * 100 + s)
+                seed = problem.problem_id * 100 + s
+                attempt = write_region(contract, temperature=temperature, seed=seed, twin=small)
                 emulated = emulate(*small, attempt.body) if attempt.ok and small else None
                 row = base | {"sample": s, "temperature": temperature} | attempt.to_dict()
                 row |= {"emulated": emulated and emulated.ok, "emulation": emulated and emulated.error}

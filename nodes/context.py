@@ -86,6 +86,10 @@ class Context:
     writer: Annotated[Literal["model", "rules"], _doc(
         "Who writes region bodies: the model, or the framework by rule from each region's steps "
         "(regions.rules; no model is loaded): the baseline that shows what the model adds.")] = "model"
+    emulate: Annotated[bool, _doc(
+        "Region mode: a body that passes lint and NVRTC also runs on the CPU on the problem shrunk, against "
+        "its PyTorch lines (regions.emulate), and wrong values are repaired here before any GPU judges "
+        "them. Off: the local checks are lint and NVRTC alone (a few seconds less per answer).")] = True
     preset: Annotated[str | None, _doc(
         "A named configuration from nodes.presets (e.g. naive-agent, repaired-agent); applied once, when the "
         "context is built, under every field left at its default.")] = None

@@ -9,8 +9,9 @@ regions.assemble); the model writes bodies. The steps, each a node Studio draws 
   moved unchanged to a new launch shape, renamed from a twin) and stops at the next region the model must
   write;
 - shape: the fast second's launch-shape choice (nodes.shape_choice);
-- write: the model's first answer for the region; check: the local checks (lint + NVRTC, no GPU);
-  repair: a sampled repair of a failed answer with the error line, up to REPAIRS times;
+- write: the model's first answer for the region; check: the local checks (lint + NVRTC, then the CPU
+  emulation on the problem shrunk; no GPU); repair: a sampled repair of a failed answer with the error
+  line or the first wrong value, up to REPAIRS times;
 - assemble: the program and job-line markers (regions.assemble), the candidate and its trace event.
 """
 
@@ -39,6 +40,7 @@ from nodes.state import Candidate, Generated, RegionDraft, event
 from regions.assemble import Written, assemble, chosen_launch, launch_for, moved_unchanged, twin_copy, twin_id
 from regions.check import check, extract_body, same_code
 from regions.contract import Contract
+from regions.emulate import judged_on_cpu, small_twin
 from regions.model import Region, RegionError
 from regions.offering import offered
 from regions.partition import costliest
@@ -188,8 +190,8 @@ def write(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def check_answer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
-    """The local checks of the latest answer (lint + NVRTC, no GPU); the region is done once it passes or
-    its repairs are spent."""
+    """The local checks of the latest answer (lint + NVRTC, then the CPU emulation where `emulate` is on;
+    no GPU); the region is done once it passes or its repairs are spent."""
     ctx = settings(runtime)
     current = state["current"]
     rid = current["id"]
@@ -204,7 +206,10 @@ def check_answer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any
         route in _REPAIRS and ((state.get("last") or {}).get("shapes") or {}).get(rid, "") == current["shape"]
     )
     judged = judged_before(attempt, (before or "", text) if judged_here else None)
-    record(attempt, reply, refuse_unchanged(check(contract, extract_body(reply.text, contract)), judged))
+    result = refuse_unchanged(check(contract, extract_body(reply.text, contract)), judged)
+    if ctx.emulate and not current["shape"]:  # a launch shape's threads cooperate: one CPU thread cannot
+        result = judged_on_cpu(result, small_twin(state["task"]["source"], region, ctx.ambition))
+    record(attempt, reply, result)
     attempts = {**state["attempts"], rid: attempt.to_dict()}
     if not attempt.ok and attempt.rounds <= REPAIRS:
         return {"attempts": attempts}

@@ -1,10 +1,11 @@
 """Region writing: the model completes one region kernel's body; local checks and repair rounds follow.
 
 The model sees the contract's facts (the PyTorch region, op meanings, tensors, the kernel so far) and
-answers with body lines only. Each answer is checked here (lint + NVRTC, no GPU). A failed answer gets a
-repair round that shows the error with its line and a caret, sampled with temperature: greedy repairs
-repeat their error (measured). The first sample of a best-of-n is greedy; the others sample cooler than
-whole programs did (probe: 4 samples at T = 0.7 scored 8.75/20 per sample against greedy's 14/20).
+answers with body lines only. Each answer is checked here (lint + NVRTC, and the CPU emulation where the
+caller gives the problem shrunk; no GPU). A failed answer gets a repair round that shows the error with its
+line and a caret (or the first wrong value), sampled with temperature: greedy repairs repeat their error
+(measured). The first sample of a best-of-n is greedy; the others sample cooler than whole programs did
+(probe: 4 samples at T = 0.7 scored 8.75/20 per sample against greedy's 14/20).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from nodes.model.llm import ChatBackend, Completion, shared_model
 from nodes.prompt_files import build_messages, fragment
 from regions.check import Checked, check, extract_body, same_code
 from regions.contract import Contract
+from regions.emulate import judged_on_cpu
+from regions.model import Region
 
 REPAIR_TEMPERATURE = 0.7
 UNCHANGED = "unchanged"  # the lint code of an answer that repeats a body already judged wrong
@@ -165,8 +168,10 @@ def write_region(
     previous: tuple[str, str] | None = None,
     optimise: tuple[str, str] | None = None,
     context: str = "",
+    twin: tuple[Region, Contract] | None = None,
 ) -> RegionAttempt:
     """Ask for a body, check it locally, repair up to `repairs` times; the last answer is the result.
+    With `twin` (regions.emulate.small_twin), the local checks include the CPU emulation on it.
 
     The same steps the graph's region writer draws as nodes (write, check, repair), in one loop for callers
     outside a graph (the region benchmark)."""
@@ -187,7 +192,8 @@ def write_region(
             max_tokens=max_tokens,
         )
         result = check(contract, extract_body(reply.text, contract))
-        record(attempt, reply, refuse_unchanged(result, judged_before(attempt, previous)))
+        result = refuse_unchanged(result, judged_before(attempt, previous))
+        record(attempt, reply, judged_on_cpu(result, twin))
         attempt.messages.append(messages)
         if attempt.ok:
             break

@@ -13,10 +13,18 @@ strict verdict judges.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 
-from regions.contract import Contract
-from regions.model import Region
+from evaluator.problem import ProblemError, problem_from_source, shrink_problem
+from regions.check import Checked
+from regions.contract import Contract, render
+from regions.model import Region, RegionError
+from regions.offering import cut
+from regions.trace import trace_source
+
+CAPS = (16, 32, 64)  # module-level sizes capped for the emulation, tried in turn
+TIMEOUT_S = 60.0
 
 _HOST_PRELUDE = r"""#include <cmath>
 #include <cstdint>
@@ -68,3 +76,44 @@ def emulate(
             False, result.get("error") or f"the emulation crashed ({run.signal_name or run.returncode})"
         )
     return Emulated(bool(result["ok"]), result.get("error", ""), float(result.get("max_abs_err", 0.0)))
+
+
+def small_twin(source: str, region: Region, ambition: str = "moderate") -> tuple[Region, Contract] | None:
+    """(region, contract) of the same region in the problem shrunk for the CPU, cut as the ambition cuts;
+    None when no shrink keeps the region as it is (same id, kind and ops)."""
+    return _twin(source, region.id, region.kind, tuple(s.target for s in region.steps), ambition)
+
+
+@functools.lru_cache(maxsize=64)
+def _twin(
+    source: str, rid: str, kind: str, targets: tuple[str, ...], ambition: str
+) -> tuple[Region, Contract] | None:
+    for cap in CAPS:
+        try:
+            small = shrink_problem(problem_from_source(source), cap=cap).source
+            for twin in cut(trace_source(small), "aggressive" if ambition == "aggressive" else "moderate"):
+                if (twin.id, twin.kind, tuple(s.target for s in twin.steps)) == (rid, kind, targets):
+                    return twin, render(twin)
+        except (RegionError, ProblemError):
+            continue
+    return None
+
+
+def judged_on_cpu(result: Checked, twin: tuple[Region, Contract] | None) -> Checked:
+    """The local checks' verdict with the emulation's: a body that compiles but computes wrong values on
+    the shrunk problem (or never finishes, or dies of a signal) fails here with where, so a repair round
+    sees it before any GPU does. Measured on the H200: a family task's wrong mean passed lint and NVRTC and
+    was judged wrong three rounds running. A kernel the host compiler cannot build, or a worker that fails
+    for a reason of its own, is not judged here."""
+    if not result.ok or twin is None:
+        return result
+    got = emulate(*twin, result.body, timeout_s=TIMEOUT_S)
+    if got.error.startswith("out["):
+        message = f"it compiles, but run on small inputs it computes wrong values: {got.error}"
+    elif got.error.startswith(("did not finish", "the emulation crashed (SIG")):  # not an exit status
+        what = got.error.replace("the emulation ", "")
+        message = f"it compiles, but run on small inputs on the CPU it {what}"
+    else:  # right, or the framework could not run it here (the host compiler, the worker): not judged
+        return result
+    finding = {"code": "wrong_values", "message": message, "line": None}
+    return replace(result, ok=False, lint=[*result.lint, finding], errors=f"- {message}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-PRELUDE = r"""// ---- kernelgraph prelude: written by the framework ----
+_HEAD = r"""// ---- kernelgraph prelude: written by the framework ----
 #ifdef __CUDACC_RTC__
 typedef long long int64_t;  // NVRTC has no standard headers
 #define INFINITY __int_as_float(0x7f800000)
@@ -49,18 +49,48 @@ __device__ __forceinline__ float kg_elu(float x, float alpha) { return x > 0.0f 
 __device__ __forceinline__ float kg_selu(float x) {
     return 1.0507009873554805f * (x > 0.0f ? x : 1.6732632423543772f * expm1f(x));
 }
-// the same functions under the kg_ names a model guesses from the helpers above
-__device__ __forceinline__ float kg_exp(float x) { return expf(x); }
-__device__ __forceinline__ float kg_expf(float x) { return expf(x); }
-__device__ __forceinline__ float kg_log(float x) { return logf(x); }
-__device__ __forceinline__ float kg_tanh(float x) { return tanhf(x); }
-__device__ __forceinline__ float kg_sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ float kg_abs(float x) { return fabsf(x); }
-__device__ __forceinline__ float kg_erf(float x) { return erff(x); }
-__device__ __forceinline__ float kg_max(float a, float b) { return fmaxf(a, b); }
-__device__ __forceinline__ float kg_min(float a, float b) { return fminf(a, b); }
-// ---- end of prelude ----
 """
+
+# The core-ATen pointwise ops and the C float functions under the kg_ names a model guesses from the
+# PyTorch lines and the helpers above (measured in failed repairs: kg_rsqrt, kg_clamp_max, kg_mul, kg_sub,
+# kg_minf, kg_sqrtf): each is defined, so a guess compiles and means what its name says.
+_UNARY_C = {
+    **{op: f"{op}f" for op in "exp log sqrt rsqrt tanh erf erfc exp2 expm1 log2 log10 log1p sin cos tan asin "
+       "acos atan sinh cosh asinh acosh atanh floor ceil trunc".split()},
+    "abs": "fabsf",
+    "fabs": "fabsf",
+    "round": "rintf",  # halves to the even neighbour, as PyTorch rounds
+}
+_OWN = {  # name -> (parameters, expression)
+    "neg": ("x", "-x"),
+    "reciprocal": ("x", "1.0f / x"),
+    "square": ("x", "x * x"),
+    "sign": ("x", "(float)((x > 0.0f) - (x < 0.0f))"),
+    "add": ("a, b", "a + b"),
+    "sub": ("a, b", "a - b"),
+    "mul": ("a, b", "a * b"),
+    "div": ("a, b", "a / b"),
+    "pow": ("a, b", "powf(a, b)"),
+    "clamp_min": ("x, lo", "fmaxf(x, lo)"),
+    "clamp_max": ("x, hi", "fminf(x, hi)"),
+    **{name: ("a, b", "fmaxf(a, b)") for name in ("max", "maximum", "fmax", "maxf", "fmaxf")},
+    **{name: ("a, b", "fminf(a, b)") for name in ("min", "minimum", "fmin", "minf", "fminf")},
+}
+
+
+def _aliases() -> str:
+    own = dict(_OWN)
+    for op, c in _UNARY_C.items():
+        for name in (op, c):
+            own.setdefault(name, ("x", f"{c}(x)"))
+    lines = []
+    for name, (params, expr) in own.items():
+        typed = ", ".join(f"float {p.strip()}" for p in params.split(","))
+        lines.append(f"__device__ __forceinline__ float kg_{name}({typed}) {{ return {expr}; }}")
+    return "\n".join(lines) + "\n"
+
+
+PRELUDE = _HEAD + _aliases() + "// ---- end of prelude ----\n"
 
 HELPERS: tuple[str, ...] = tuple(re.findall(r"__device__ __forceinline__ float (kg_\w+)\(", PRELUDE))
 

@@ -245,6 +245,8 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
         "k": "the counter of the loop your body writes over the row: `for (int64_t k = 0; k < R; ++k)` "
         "around the lines that use it (one thread does the whole row, so k is never a thread index)"
     }
+    if step.target not in _EACH:
+        contract.loop = "for (int64_t k = 0; k < R; ++k)"
     return contract
 
 

@@ -68,6 +68,9 @@ class Contract:
     # that only the tail knows): name -> what an "undefined" error about it is answered with
     # (regions.check.name_hints).
     hints: dict[str, str] = field(default_factory=dict)
+    # The loop the body itself writes over the reduced counter k (a fold's or an arg-reduction's), when the
+    # skeleton leaves it to the body: a body that reads k without it gets it (regions.check.extract_body).
+    loop: str = ""
 
     def assemble(self, body: str) -> str:
         """The whole kernel source with the model's body in place (indented under the marker)."""

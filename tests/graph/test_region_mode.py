@@ -93,19 +93,21 @@ def test_the_rules_writer_writes_every_body_without_the_model(scripted, task) ->
 
 
 def test_the_problem_is_traced_once_for_its_offer_and_its_programs(scripted, task, monkeypatch) -> None:
-    """The offering and export share one trace of the task (export splices a copy of it)."""
+    """The offering and export share one trace of the task (export splices a copy of it); the emulation's
+    shrunk twin is a problem of its own, traced once as well."""
     traced: list[str] = []
     real = regions.trace.trace_problem
 
     def counted(problem: Any) -> Any:
-        traced.append(problem.name)
+        traced.append(problem.source)
         return real(problem)
 
     monkeypatch.setattr(regions.trace, "trace_problem", counted)
     scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
     fresh = {**task, "source": task["source"] + "\n# a source no earlier test traced\n"}
     state, _ = _zero_shot_judged_right(fresh, Context(samples=2))
-    assert len(traced) == 1 and len(state["candidates"]) == 2
+    assert traced.count(fresh["source"]) == 1 and len(traced) == len(set(traced))
+    assert len(state["candidates"]) == 2
     assert all("load_region_kernel(" in c["code"] for c in state["candidates"])
 
 
@@ -116,7 +118,7 @@ def test_refinement_repairs_the_region_from_the_element_the_gpu_named(scripted, 
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [_region_verdict(j, ok="+ 1.0f" not in j["code"]) for j in jobs]
 
-    ctx = Context(rounds=3, stop_on="correct")
+    ctx = Context(rounds=3, stop_on="correct", emulate=False)  # the GPU's word alone (the CPU would see it)
     with EVALUATOR.use(judge):
         state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     assert [c["verdict"]["verdict"] for c in state["candidates"]] == ["wrong_output", "correct"]
@@ -473,6 +475,27 @@ def test_the_last_local_repair_asks_anew_without_the_broken_lines(task: dict[str
     assert "__interrupt__" in state
 
 
+def test_wrong_values_are_repaired_on_the_cpu_before_any_gpu_judges_them(scripted, task) -> None:
+    """The first answer compiles but computes the wrong numbers: the CPU emulation on the task shrunk says
+    where, the repair is shown that and its lines, and the GPU judges only the repaired program."""
+    replies = iter(["```cuda\nfloat t1 = A * s + 1.0f;\n```", "```cuda\nfloat t1 = A * s;\n```"])
+    model = scripted(lambda m, kw: next(replies))
+    seen: list[dict[str, Any]] = []
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen.extend(jobs)
+        return [_region_verdict(j, ok="+ 1.0f" not in j["code"]) for j in jobs]
+
+    with EVALUATOR.use(judge):
+        state = compile_graph("zero_shot").invoke({"task": task}, context=Context())
+    writes = model.calls_for("generate")
+    assert len(writes) == 2 and len(seen) == 1 and "+ 1.0f" not in seen[0]["code"]
+    repair = writes[1][0][-1]["content"]
+    assert "computes wrong values: out[" in repair and "PyTorch gives" in repair
+    assert "float t1 = A * s + 1.0f;" in repair
+    assert state["best"]["verdict"]["verdict"] == "correct" and state["best"]["local_ok"]
+
+
 def test_a_third_round_asks_anew_instead_of_showing_the_body_judged_wrong_twice(scripted, task) -> None:
     replies = iter(f"```cuda\nfloat t1 = A * s + {k}.0f;\n```" for k in (1, 2, 3))
     model = scripted(lambda m, kw: next(replies))
@@ -480,7 +503,7 @@ def test_a_third_round_asks_anew_instead_of_showing_the_body_judged_wrong_twice(
     def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [_region_verdict(j, ok=False) for j in jobs]
 
-    ctx = Context(rounds=3, stop_on="correct")
+    ctx = Context(rounds=3, stop_on="correct", emulate=False)
     with EVALUATOR.use(judge):
         compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     writes = [c[0][-1]["content"] for c in model.calls_for("generate")]
@@ -500,7 +523,7 @@ def test_a_body_judged_wrong_and_written_again_is_not_judged_again(scripted, tas
         seen.extend(jobs)
         return [_region_verdict(j, ok=False) for j in jobs]
 
-    ctx = Context(rounds=2, stop_on="correct")
+    ctx = Context(rounds=2, stop_on="correct", emulate=False)
     with EVALUATOR.use(judge):
         state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     first, second = state["candidates"]

@@ -77,3 +77,54 @@ def test_the_skeleton_computes_the_row_max_and_sum_a_softmax_needs() -> None:
     assert check(contract, body).ok and emulate(region, contract, body).ok
     assert not emulate(region, contract, body.replace("/ row_sum", "/ (row_sum + 1.0f)")).ok
     assert check(contract, SOFTMAX).ok  # a body that computes its own max still works
+
+
+def _sum_rows():
+    x, out = T("x", (6, 9), F), T("total", (6,), F)
+    step = Step(out, "torch.sum", ("x",), (("dim", 1),), "total = torch.sum(x, dim=1)")
+    region = Region("r0", "reduce", ["total"], [x], out, [step])
+    return region, render(region)
+
+
+def test_a_fold_that_reads_k_without_its_loop_gets_the_skeletons_loop() -> None:
+    """`result += x(k);` alone, in a fold whose loop the body owns, means it for each k; a body with its
+    own loop and a softmax (whose loop is the framework's) are left as written."""
+    from regions.check import check, extract_body
+
+    region, contract = _sum_rows()
+    body = extract_body("```cuda\nresult += x(k);\n```", contract)
+    assert body.startswith(contract.loop) and check(contract, body).ok and emulate(region, contract, body).ok
+    own = "for (int64_t k = 0; k < R; ++k) result += x(k);"
+    assert extract_body(own, contract) == own
+    softmax_region, softmax = _softmax()
+    assert softmax.loop == "" and extract_body("out(k) = x(k);", softmax) == "out(k) = x(k);"
+
+
+def test_the_kg_names_a_model_guesses_from_an_op_compile_and_mean_the_op() -> None:
+    """kg_rsqrt, kg_clamp_max, kg_minf, kg_mul, kg_sqrtf: names the 1.5B wrote in failed repairs."""
+    from regions.check import check
+
+    x, out = T("x", (4, 8), F), T("y", (4, 8), F)
+    step = Step(out, "torch.rsqrt", ("x",), (), "y = torch.rsqrt(x)")
+    region = Region("r0", "map", ["y"], [x], out, [step])
+    contract = render(region)
+    name = contract.facts.split("each thread computes element i of out")[1].split("`")[1].split()[1]
+    guessed = f"float {name} = kg_minf(kg_mul(kg_rsqrt(kg_sqrtf(x * x)), 1.0f), kg_clamp_max(9.0f, 1e30f));"
+    assert check(contract, guessed).ok
+    assert emulate(region, contract, guessed).ok  # rsqrt(|x|): PyTorch's NaN where x < 0 is not judged
+    assert not emulate(region, contract, guessed.replace("kg_rsqrt", "kg_sqrt")).ok
+
+
+def test_wrong_values_fail_the_local_checks_with_where_and_right_ones_pass(monkeypatch) -> None:
+    import regions.emulate
+    from regions.check import check
+    from regions.emulate import judged_on_cpu
+
+    monkeypatch.setattr(regions.emulate, "TIMEOUT_S", 5.0)
+    region, contract = _softmax()
+    assert judged_on_cpu(check(contract, SOFTMAX), (region, contract)).ok
+    wrong = judged_on_cpu(check(contract, SOFTMAX.replace("/ s;", "/ (s + 1.0f);")), (region, contract))
+    assert not wrong.ok and "computes wrong values: out[" in wrong.errors
+    assert wrong.lint[-1]["code"] == "wrong_values"
+    endless = judged_on_cpu(check(contract, "while (true) {}\n" + SOFTMAX), (region, contract))
+    assert endless.ok or "did not finish" in endless.errors  # the host compiler may drop an empty loop

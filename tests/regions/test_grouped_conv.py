@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.regions import small_twin
 from evaluator.problem import load_problem
 from regions.check import check
-from regions.emulate import emulate
+from regions.emulate import emulate, small_twin
 from regions.offering import offered
 
 
@@ -31,7 +30,7 @@ def test_the_loop_over_a_groups_channels_computes_the_convolution(
     assert "input channels of channel o's group" in contract.facts
     compiled = check(contract, body)
     assert compiled.ok, compiled.errors
-    small = small_twin(problem, region)
+    small = small_twin(problem.source, region)
     assert small is not None and emulate(*small, body).ok
     wrong = body.replace("c < C", "c < C - 1")
     assert not emulate(*small, wrong).ok

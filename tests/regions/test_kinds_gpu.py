@@ -78,12 +78,11 @@ def _written(path: Path, task: str) -> tuple[object, list[Written]]:
 def test_the_gpu_bodies_compile_and_emulate_here(task: str, families_dir: Path) -> None:
     """The same bodies under NVRTC and in the CPU emulation (a batch norm's map reads a random signed
     "variance": where PyTorch gives NaN the emulation does not judge)."""
-    from benchmarks.regions import small_twin
     from regions.check import check
-    from regions.emulate import emulate
+    from regions.emulate import emulate, small_twin
 
     problem, written = _written(families_dir / task, task)
     for w in written:
         assert check(w.contract, w.body).ok
-        small = small_twin(problem, w.region)
+        small = small_twin(problem.source, w.region)
         assert small is not None and emulate(*small, w.body).ok, w.region.id

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.regions import small_twin
 from evaluator.problem import load_problem, problem_from_source
 from regions.check import check
-from regions.emulate import emulate
+from regions.emulate import emulate, small_twin
 from regions.offering import offered
 from regions.skeleton import c_names
 
@@ -48,7 +47,7 @@ def _reading(region, body: str) -> str:
 
 
 def _emulates(problem, region, body: str) -> bool:
-    small = small_twin(problem, region)
+    small = small_twin(problem.source, region)
     assert small is not None
     return emulate(*small, body).ok
 

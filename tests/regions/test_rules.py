@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.regions import small_twin
 from evaluator.problem import load_problem
 from regions.check import check
-from regions.emulate import emulate
+from regions.emulate import emulate, small_twin
 from regions.model import Region, Step, TensorInfo
 from regions.offering import offered
 from regions.rules import rule_body
@@ -40,7 +39,7 @@ def test_the_rule_bodies_compile_and_compute_the_region(task: str, families_dir:
         body = rule_body(region, contract)
         assert body is not None, region.steps
         assert check(contract, body).ok, (region.id, body, check(contract, body).errors)
-        small = small_twin(problem, region)
+        small = small_twin(problem.source, region)
         assert small is not None and emulate(*small, body).ok, (region.id, body)
 
 

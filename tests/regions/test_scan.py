@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.regions import small_twin
 from evaluator.problem import load_problem
 from regions.check import check
-from regions.emulate import emulate
+from regions.emulate import emulate, small_twin
 from regions.offering import offered
 
 TASKS = [
@@ -43,12 +42,12 @@ def test_a_loop_in_order_computes_the_scan(task: str, families_dir: Path) -> Non
     body = _body(region.inputs[0].name, product)
     compiled = check(contract, body)
     assert compiled.ok, compiled.errors
-    small = small_twin(problem, region)
+    small = small_twin(problem.source, region)
     assert small is not None and emulate(*small, body).ok
 
 
 def test_a_scan_that_skips_its_first_element_is_caught(families_dir: Path) -> None:
     problem, region, _ = _scan(families_dir / TASKS[0])
     body = _body(region.inputs[0].name, False).replace("for (int64_t k = 0;", "for (int64_t k = 1;")
-    got = emulate(*small_twin(problem, region), body)
+    got = emulate(*small_twin(problem.source, region), body)
     assert not got.ok and got.error.startswith("out[")

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.regions import small_twin
 from evaluator.problem import load_problem, problem_from_source
 from regions.check import check
-from regions.emulate import emulate
+from regions.emulate import emulate, small_twin
 from regions.offering import offered
 
 VARIANTS = """
@@ -60,7 +59,7 @@ def _checked(problem, dims: int, bias: bool) -> tuple[object, object, str]:
     body = _loop(region, dims, bias)
     compiled = check(contract, body)
     assert compiled.ok, compiled.errors
-    small = small_twin(problem, region)
+    small = small_twin(problem.source, region)
     assert small is not None
     return small, contract, body
 
