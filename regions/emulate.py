@@ -13,7 +13,10 @@ strict verdict judges.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
+import re
 from dataclasses import dataclass, replace
 
 from evaluator.problem import ProblemError, problem_from_source, shrink_problem
@@ -24,6 +27,9 @@ from regions.offering import cut
 from regions.trace import trace_source
 
 CAPS = (16, 32, 64)  # module-level sizes capped for the emulation, tried in turn
+_NUMBER = re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?f?\b")
+OWN_SIZE = 1 << 22  # a region costing at most this (bytes moved, or flops) is emulated at its own size
+TWIN_SIZE = 1 << 28  # a shrunk twin costing more (sizes the shrink could not reach) is not emulated
 TIMEOUT_S = 60.0
 
 _HOST_PRELUDE = r"""#include <cmath>
@@ -79,21 +85,42 @@ def emulate(
 
 
 def small_twin(source: str, region: Region, ambition: str = "moderate") -> tuple[Region, Contract] | None:
-    """(region, contract) of the same region in the problem shrunk for the CPU, cut as the ambition cuts;
-    None when no shrink keeps the region as it is (same id, kind and ops)."""
-    return _twin(source, region.id, region.kind, tuple(s.target for s in region.steps), ambition)
+    """(region, contract) to emulate a body written for `region` on: the region itself where it is cheap
+    enough to run at its own size on one CPU thread, else the same region in the problem shrunk, cut as
+    the ambition cuts. None when no shrink keeps the region as it is: the same id, kind, ops and literals
+    (a scale of 1/sqrt(head size) changes with the size, and a body carries the one it was shown) and the
+    same skeleton but for its numbers (a product over K > 4096 declares a double `result` the body adds to;
+    shrunk, its skeleton has a float one for the body to set, and the body would read garbage).
+    A body that hard-codes a size is right only at that size: the region's own size is tried first."""
+    contract = render(region)
+    if region.cost <= OWN_SIZE:
+        return region, contract
+    return _twin(source, region.id, _ops(region), _form(contract.head), ambition)
+
+
+def _ops(region: Region) -> tuple[object, ...]:
+    return (region.kind, *((s.target, s.args, s.kwargs) for s in region.steps))
+
+
+def _form(head: str) -> str:
+    """A skeleton without its numbers: what a body written for it relies on."""
+    return _NUMBER.sub("#", head)
 
 
 @functools.lru_cache(maxsize=64)
 def _twin(
-    source: str, rid: str, kind: str, targets: tuple[str, ...], ambition: str
+    source: str, rid: str, ops: tuple[object, ...], form: str, ambition: str
 ) -> tuple[Region, Contract] | None:
     for cap in CAPS:
         try:
             small = shrink_problem(problem_from_source(source), cap=cap).source
-            for twin in cut(trace_source(small), "aggressive" if ambition == "aggressive" else "moderate"):
-                if (twin.id, twin.kind, tuple(s.target for s in twin.steps)) == (rid, kind, targets):
-                    return twin, render(twin)
+            with contextlib.redirect_stderr(io.StringIO()):  # fx's shape propagation prints what it raises
+                traced = trace_source(small)
+            for twin in cut(traced, "aggressive" if ambition == "aggressive" else "moderate"):
+                if (twin.id, _ops(twin)) == (rid, ops) and twin.cost <= TWIN_SIZE:
+                    contract = render(twin)
+                    if _form(contract.head) == form:
+                        return twin, contract
         except (RegionError, ProblemError):
             continue
     return None

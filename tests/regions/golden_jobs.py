@@ -4,7 +4,8 @@ For each shared KernelBench problem and each ambition, the zero_shot graph runs 
 evaluation and a scripted model that answers every region prompt with the body the embedded model wrote
 greedily for that region (benchmarks/results/regions/samples.jsonl, where one exists) or a fixed line. The
 graph stops at its evaluate interrupt; the record keeps sha256 of every prompt the model read (the
-contract texts), of each candidate program (the assembled source) and of each job line.
+contract texts), of each candidate program (the assembled source) and of each job line. The CPU emulation
+is off: the fixed line computes wrong values, and the record is of bytes, not of repairs.
 
     python tests/regions/golden_jobs.py --write   # rewrite tests/regions/golden_jobs.json (only on purpose)
 """
@@ -49,12 +50,8 @@ def records(kernelbench: Path = KERNELBENCH) -> dict[str, dict[str, Any]]:
 
     from evaluator.problem import load_problems, problem_to_dict
     from graph import compile_graph
+    from nodes.context import Context
     from nodes.model.llm import use_model
-
-    try:
-        from nodes.context import Context
-    except ImportError:  # before the move
-        from nodes.context import Context
 
     bodies = greedy_bodies()
     out: dict[str, dict[str, Any]] = {}
@@ -69,7 +66,8 @@ def records(kernelbench: Path = KERNELBENCH) -> dict[str, dict[str, Any]]:
 
         for ambition in AMBITIONS:
             model = ScriptedModel(reply)
-            ctx = Context(ambition=ambition, evaluator="deferred", samples=1, temperature=0.0)
+            # the bytes sent, not the repairs: the emulation would send the fixed line back for repair
+            ctx = Context(ambition=ambition, evaluator="deferred", samples=1, temperature=0.0, emulate=False)
             config = {"configurable": {"thread_id": f"{problem.key}/{ambition}"}}
             with use_model(model):
                 state = graph.invoke({"task": task}, config=config, context=ctx)

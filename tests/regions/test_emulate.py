@@ -128,3 +128,66 @@ def test_wrong_values_fail_the_local_checks_with_where_and_right_ones_pass(monke
     assert wrong.lint[-1]["code"] == "wrong_values"
     endless = judged_on_cpu(check(contract, "while (true) {}\n" + SOFTMAX), (region, contract))
     assert endless.ok or "did not finish" in endless.errors  # the host compiler may drop an empty loop
+
+
+TWO = "torch.randn(rows, cols), torch.randn(rows, cols)"
+
+
+def _problem(forward: str, sizes: str, inputs: str) -> str:
+    return f"""
+import math
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, w):
+        return {forward}
+
+
+{sizes}
+
+
+def get_inputs():
+    return [{inputs}]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def _only_region(source: str):
+    from regions.offering import offered
+
+    (chosen, _), = [offered(source, "moderate")]
+    return chosen[0][0]
+
+
+def test_the_twin_is_the_region_itself_when_it_is_cheap_and_else_the_same_skeleton_shrunk() -> None:
+    from regions.emulate import OWN_SIZE, small_twin
+
+    cheap = _problem("x * 0.5 + w", "rows = 8\ncols = 8", TWO)
+    region = _only_region(cheap)
+    assert region.cost <= OWN_SIZE and small_twin(cheap, region)[0] is region
+    big = _problem("x * 0.5 + w", "rows = 4096\ncols = 2048", TWO)
+    region = _only_region(big)
+    twin, contract = small_twin(big, region)
+    assert region.cost > OWN_SIZE and twin.output.shape == (16, 16)
+    assert emulate(twin, contract, "float t1 = x * 0.5f;\nfloat t2 = t1 + w;").ok
+    assert not emulate(twin, contract, "float t1 = x * 0.5f;\nfloat t2 = t1 - w;").ok
+
+
+def test_no_twin_where_shrinking_changes_a_literal_or_the_skeleton() -> None:
+    """A scale of 1/sqrt(size) changes with the size; a product over K > 4096 has a double accumulator
+    that its shrunk twin would not: a right body would be called wrong on either. Nor is a region the
+    shrink left at full size run on one CPU thread."""
+    from regions.emulate import small_twin
+
+    scaled = _problem("x * (1.0 / math.sqrt(cols)) + w", "rows = 4096\ncols = 2048", TWO)
+    assert small_twin(scaled, _only_region(scaled)) is None
+    long_k = _problem("torch.matmul(x, w)", "m = 64\nk = 8192", "torch.randn(m, k), torch.randn(k, m)")
+    region = _only_region(long_k)
+    assert region.kind == "contraction" and small_twin(long_k, region) is None
+    unshrunk = _problem("x * 0.5 + w", "rows, cols = 4096, 2048", TWO)  # sizes the shrink cannot reach
+    assert small_twin(unshrunk, _only_region(unshrunk)) is None
