@@ -56,9 +56,16 @@ def judge_region(
             harness.sync(device)
         finally:
             guard.Guard.active = False
-    if expected.is_floating_point() and isinstance(got, torch.Tensor) and got.shape == expected.shape:
-        # Where PyTorch itself gives NaN (rsqrt of a random signed "variance"), the kernel cannot be told
-        # wrong: those elements are not judged, as in the CPU emulation (evaluator.phase_emulate).
-        undefined = expected.isnan()
-        expected, got = expected.masked_fill(undefined, 0.0), got.masked_fill(undefined.to(got.device), 0.0)
+    if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+        expected, got = defined_only(expected, got)
     return region_check(marker["id"], harness.compare(got, expected, atol, rtol))
+
+
+def defined_only(expected: torch.Tensor, got: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both tensors with the elements where PyTorch itself gives NaN (rsqrt of a random signed "variance")
+    set to 0: there the kernel cannot be told wrong. The GPU's check and the CPU emulation
+    (evaluator.phase_emulate) judge the same elements."""
+    if not expected.is_floating_point():
+        return expected, got
+    undefined = expected.isnan()
+    return expected.masked_fill(undefined, 0.0), got.masked_fill(undefined.to(got.device), 0.0)

@@ -189,5 +189,5 @@ def test_no_twin_where_shrinking_changes_a_literal_or_the_skeleton() -> None:
     long_k = _problem("torch.matmul(x, w)", "m = 64\nk = 8192", "torch.randn(m, k), torch.randn(k, m)")
     region = _only_region(long_k)
     assert region.kind == "contraction" and small_twin(long_k, region) is None
-    unshrunk = _problem("x * 0.5 + w", "rows, cols = 4096, 2048", TWO)  # sizes the shrink cannot reach
+    unshrunk = _problem("x * 0.5 + w", "rows, cols = 8192, 8192", TWO)  # sizes the shrink cannot reach
     assert small_twin(unshrunk, _only_region(unshrunk)) is None
