@@ -91,8 +91,17 @@ def _in_format(setup: Config, fmt: str) -> Config:
     return Config(setup.name + suffix, (*setup.args, "--format", fmt), what, setup.needs_profiles)
 
 
+# The framework's own bodies (regions.rules), no model loaded: region contracts only, at the zero-shot
+# preset's ambition. The model's rows beside it show what the model adds on top of the framework.
+NO_MODEL = Config(
+    "no_model" + REGIONS,
+    ("--preset", "zero-shot", "--set", "writer=rules", "--format", "regions"),
+    "no model: every body written by rule from the region's steps, region contracts",
+)
+
 CONFIGS: dict[str, Config] = {
-    c.name: c for fmt in ("program", "regions") for c in (_in_format(s, fmt) for s in SETUPS)
+    **{c.name: c for fmt in ("program", "regions") for c in (_in_format(s, fmt) for s in SETUPS)},
+    NO_MODEL.name: NO_MODEL,
 }
 
 

@@ -354,7 +354,9 @@ def test_every_setup_runs_in_both_formats_and_the_report_sets_them_side_by_side(
     assert paper.CONFIGS["zero_shot"].args[-2:] == ("--format", "program")
     assert paper.CONFIGS["zero_shot_regions"].args[-2:] == ("--format", "regions")
     assert {paper.config_format(name) for name in paper.CONFIGS} == {"program", "regions"}
-    assert len(paper.CONFIGS) == 2 * len(paper.SETUPS)
+    assert len(paper.CONFIGS) == 2 * len(paper.SETUPS) + 1  # and the no-model row, regions only
+    assert paper.config_format("no_model_regions") == "regions"
+    assert "writer=rules" in paper.CONFIGS["no_model_regions"].args
     _write(
         tmp_path / "runs" / "zero_shot" / "results.jsonl", [_record("x", 1, ["compile_error"], task="L1/a")]
     )
