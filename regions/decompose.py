@@ -2,7 +2,8 @@
 
 A batch norm in training mode is a mean and a variance over (N, H, W) and a pointwise step; a group norm
 the same over each group's view; a loss a pointwise step and a mean; attention two products around a
-softmax; an einsum of two operands a permuted, reshaped product; `torch.max(x, dim)[0]` is `amax`. Each
+softmax; an einsum of two operands a permuted, reshaped product (those three in regions.composites);
+`torch.max(x, dim)[0]` is `amax`. Each
 rewrite is a small PyTorch function traced by fx and spliced in place of the composite node, so the steps
 still read as functional PyTorch, and every region the rewrite yields gets a contract of its kind. Shapes
 are those of the traced inputs (KernelBench shapes are fixed), so the caller propagates shapes before and
@@ -12,9 +13,7 @@ class weights, label smoothing) stays as it is, kept for PyTorch.
 
 from __future__ import annotations
 
-import math
 import operator
-import string
 from collections.abc import Callable
 from typing import Any
 
@@ -22,9 +21,18 @@ import torch
 import torch.nn.functional as F
 from torch.fx.operator_schemas import normalize_function
 
+from regions.composites import (
+    Rewrite,
+    attention,
+    cross_entropy,
+    einsum,
+    pairwise,
+    traced_shape,
+    triplet_margin,
+)
+
 # node.meta key: `op:instance` of the op a rewritten node came from, so a profile's call of it finds its steps
 ORIGIN = "kg_origin"
-Rewrite = Callable[[list[Any]], Any]  # the composite's tensors in, its value out, built from covered ops
 
 
 def decompose(gm: torch.fx.GraphModule) -> bool:
@@ -57,7 +65,7 @@ def _plan(gm: torch.fx.GraphModule, node: torch.fx.Node) -> tuple[Rewrite, list[
             return _module_instance_norm(module, node)
         return None
     if node.op == "call_function" and node.target is torch.einsum:
-        return _einsum(node)
+        return einsum(node)
     if node.op == "call_function" and node.target in _BY_FUNCTION:
         kwargs = _named(node)
         return None if kwargs is None else _BY_FUNCTION[node.target](kwargs)
@@ -79,10 +87,6 @@ def _named(node: torch.fx.Node) -> dict[str, Any] | None:
 
 
 _LEGACY = ("size_average", "reduce")  # losses' old reduction flags: left to PyTorch
-
-
-def _shape(value: Any) -> tuple[int, ...]:
-    return tuple(int(d) for d in value.meta["tensor_meta"].shape)
 
 
 def _splice(gm: torch.fx.GraphModule, node: torch.fx.Node, fn: Rewrite, tensors: list[Any]) -> None:
@@ -142,7 +146,7 @@ def _filled(given: list[Any], present: list[bool]) -> list[Any]:
 
 def _batch_norm(a: dict[str, Any]) -> tuple[Rewrite, list[Any]]:
     x = a["input"]
-    ndim, eps = len(_shape(x)), float(a["eps"])
+    ndim, eps = len(traced_shape(x)), float(a["eps"])
     batch_stats = bool(a["training"]) or a["running_mean"] is None
     view, dims = _channel_view(ndim), [0, *range(2, ndim)]
     keys = ("input", "running_mean", "running_var", "weight", "bias")
@@ -164,7 +168,7 @@ def _instance_norm(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
     if not a["use_input_stats"]:
         return None
     x = a["input"]
-    ndim, eps = len(_shape(x)), float(a["eps"])
+    ndim, eps = len(traced_shape(x)), float(a["eps"])
     given, present = _present(a, ("input", "weight", "bias"))
     dims = list(range(2, ndim))
 
@@ -192,7 +196,7 @@ def _module_instance_norm(module: Any, node: torch.fx.Node) -> tuple[Rewrite, li
 
 def _group_norm(a: dict[str, Any]) -> tuple[Rewrite, list[Any]]:
     x = a["input"]
-    shape, groups, eps = _shape(x), int(a["num_groups"]), float(a["eps"])
+    shape, groups, eps = traced_shape(x), int(a["num_groups"]), float(a["eps"])
     given, present = _present(a, ("input", "weight", "bias"))
 
     def body(values: list[Any]) -> Any:
@@ -204,168 +208,6 @@ def _group_norm(a: dict[str, Any]) -> tuple[Rewrite, list[Any]]:
         return _affine(y, weight, bias, _channel_view(len(shape)))
 
     return body, given
-
-
-# ---- losses ------------------------------------------------------------------------------------------------
-
-
-def _reduced(loss: Any, reduction: str) -> Any:
-    if reduction == "mean":
-        return torch.mean(loss)
-    if reduction == "sum":
-        return torch.sum(loss)
-    return loss
-
-
-def _pairwise(kind: str) -> Callable[[dict[str, Any]], tuple[Rewrite, list[Any]] | None]:
-    """mse, l1, huber and smooth-L1 losses: a pointwise step on (input - target) and the reduction."""
-
-    def plan(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
-        reduction = a["reduction"]
-        if (
-            reduction not in ("mean", "sum", "none")
-            or a.get("weight") is not None
-            or _shape(a["input"]) != _shape(a["target"])
-        ):
-            return None
-        delta = float(a.get("delta", a.get("beta", 1.0)))
-        if kind == "smooth_l1" and delta == 0.0:
-            return None
-
-        def body(values: list[Any]) -> Any:
-            d = values[0] - values[1]
-            if kind == "mse":
-                return _reduced(d * d, reduction)
-            ad = torch.abs(d)
-            if kind == "l1":
-                return _reduced(ad, reduction)
-            near = torch.clamp_max(ad, delta)  # |d| below delta, else delta: one formula for both sides
-            loss = near * (ad - 0.5 * near)
-            return _reduced(loss / delta if kind == "smooth_l1" else loss, reduction)
-
-        return body, [a["input"], a["target"]]
-
-    return plan
-
-
-def _cross_entropy(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
-    """Class-index targets of a (N, C) input, no class weights or label smoothing: the log-softmax row
-    picked at each target, negated, reduced. A target equal to ignore_index (-100 unless set) is not
-    skipped but read: such inputs fail the strict check rather than pass unnoticed."""
-    x, target = a["input"], a["target"]
-    meta = target.meta.get("tensor_meta") if isinstance(target, torch.fx.Node) else None
-    if (
-        meta is None
-        or meta.dtype.is_floating_point
-        or len(_shape(x)) != 2
-        or a["weight"] is not None
-        or float(a["label_smoothing"]) != 0.0
-        or a["reduction"] not in ("mean", "sum", "none")
-    ):
-        return None
-    reduction = a["reduction"]
-
-    def body(values: list[Any]) -> Any:
-        x, target = values
-        picked = torch.gather(torch.log_softmax(x, dim=1), 1, target.unsqueeze(1)).squeeze(1)
-        return _reduced(-picked, reduction)
-
-    return body, [x, target]
-
-
-def _triplet_margin(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
-    if float(a["p"]) != 2.0 or a["swap"] or a["reduction"] not in ("mean", "sum", "none"):
-        return None
-    margin, eps, reduction = float(a["margin"]), float(a["eps"]), a["reduction"]
-
-    def body(values: list[Any]) -> Any:
-        anchor, positive, negative = values
-        near = torch.sqrt(torch.sum(torch.square(anchor - positive + eps), dim=-1))
-        far = torch.sqrt(torch.sum(torch.square(anchor - negative + eps), dim=-1))
-        return _reduced(torch.clamp_min(near - far + margin, 0.0), reduction)
-
-    return body, [a["anchor"], a["positive"], a["negative"]]
-
-
-# ---- attention and einsum ----------------------------------------------------------------------------------
-
-
-def _attention(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
-    """softmax(q k^T * scale [causal: -inf above the diagonal]) v, without dropout, masks or GQA."""
-    q, k = a["query"], a["key"]
-    if a["attn_mask"] is not None or float(a["dropout_p"]) != 0.0 or a.get("enable_gqa"):
-        return None
-    (length, width), keys = _shape(q)[-2:], _shape(k)[-2]
-    scale = float(a["scale"]) if a["scale"] is not None else 1.0 / math.sqrt(width)
-    causal = bool(a["is_causal"])
-
-    def body(values: list[Any]) -> Any:
-        q, k, v = values
-        scores = torch.matmul(q, k.transpose(-2, -1)) * scale
-        if causal:
-            above = torch.ones(length, keys, dtype=torch.bool, device=q.device).triu(1)
-            scores = scores.masked_fill(above, float("-inf"))
-        return torch.matmul(torch.softmax(scores, dim=-1), v)
-
-    return body, [q, k, a["value"]]
-
-
-def _einsum(node: torch.fx.Node) -> tuple[Rewrite, list[Any]] | None:
-    """Two operands, every index in the output or in both operands, no repeated index: a product of the
-    operands permuted to (batch, free, summed) and (batch, summed, free), reshaped and permuted back."""
-    if len(node.args) != 3 or node.kwargs or not isinstance(node.args[0], str):
-        return None
-    spec, left, right = node.args
-    parsed = _einsum_spec(spec)
-    if parsed is None:
-        return None
-    a_idx, b_idx, out_idx = parsed
-    if len(a_idx) != len(_shape(left)) or len(b_idx) != len(_shape(right)):
-        return None
-    sizes = dict(zip(a_idx, _shape(left), strict=True)) | dict(zip(b_idx, _shape(right), strict=True))
-    batch = [c for c in out_idx if c in a_idx and c in b_idx]
-    a_free = [c for c in out_idx if c in a_idx and c not in b_idx]
-    b_free = [c for c in out_idx if c in b_idx and c not in a_idx]
-    summed = [c for c in a_idx if c in b_idx and c not in out_idx]
-    covered = set(out_idx) | set(summed)  # an index summed within one operand alone has no product form
-    if sorted(batch + a_free + b_free) != sorted(out_idx) or set(a_idx) | set(b_idx) != covered:
-        return None
-
-    def size(letters: list[str]) -> int:
-        return math.prod(sizes[c] for c in letters)
-
-    lead = [size(batch)] if batch else []
-    order = batch + a_free + b_free
-
-    def operand(value: Any, letters: str, order: list[str], shape: list[int]) -> Any:
-        perm = [letters.index(c) for c in order]
-        if perm != sorted(perm):
-            value = value.permute(*perm)
-        return value if [sizes[c] for c in order] == shape else value.reshape(*shape)
-
-    def body(values: list[Any]) -> Any:
-        x = operand(values[0], a_idx, batch + a_free + summed, [*lead, size(a_free), size(summed)])
-        w = operand(values[1], b_idx, batch + summed + b_free, [*lead, size(summed), size(b_free)])
-        product = torch.matmul(x, w)
-        if [*lead, size(a_free), size(b_free)] != [sizes[c] for c in order]:
-            product = product.reshape(*[sizes[c] for c in order])
-        perm = [order.index(c) for c in out_idx]
-        return product if perm == sorted(perm) else product.permute(*perm)
-
-    return body, [left, right]
-
-
-def _einsum_spec(spec: str) -> tuple[str, str, str] | None:
-    text = spec.replace(" ", "")
-    if "->" not in text or "..." in text:
-        return None
-    inputs, out = text.split("->")
-    parts = inputs.split(",")
-    if len(parts) != 2 or any(not p or not set(p) <= set(string.ascii_letters) for p in parts):
-        return None
-    if any(len(set(p)) != len(p) for p in (*parts, out)):
-        return None
-    return parts[0], parts[1], out
 
 
 # ---- (values, indices) reductions --------------------------------------------------------------------------
@@ -412,11 +254,11 @@ _BY_FUNCTION: dict[Any, Callable[[dict[str, Any]], tuple[Rewrite, list[Any]] | N
     F.batch_norm: _batch_norm,
     F.instance_norm: _instance_norm,
     F.group_norm: _group_norm,
-    F.mse_loss: _pairwise("mse"),
-    F.l1_loss: _pairwise("l1"),
-    F.huber_loss: _pairwise("huber"),
-    F.smooth_l1_loss: _pairwise("smooth_l1"),
-    F.cross_entropy: _cross_entropy,
-    F.triplet_margin_loss: _triplet_margin,
-    F.scaled_dot_product_attention: _attention,
+    F.mse_loss: pairwise("mse"),
+    F.l1_loss: pairwise("l1"),
+    F.huber_loss: pairwise("huber"),
+    F.smooth_l1_loss: pairwise("smooth_l1"),
+    F.cross_entropy: cross_entropy,
+    F.triplet_margin_loss: triplet_margin,
+    F.scaled_dot_product_attention: attention,
 }
