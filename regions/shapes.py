@@ -26,12 +26,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from regions.contract import _MATMUL, Contract, _preloaded, operands
+from regions.contraction import MATMUL, operands
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
+from regions.pointwise import preloaded
 from regions.reduce import FOLDS, LONG_SUM, rows_of
 from regions.skeleton import (
     BODY_MARK,
+    Contract,
     c_names,
     facts_text,
     launch_info,
@@ -70,7 +72,7 @@ def moves_unchanged(body: str) -> bool:
 def tiled(region: Region) -> Contract:
     """The region's product on TILE x TILE blocks with shared-memory tiles; RegionError where it does not
     apply (not a lone matmul, a bias, an output narrower than a tile)."""
-    if region.kind != "contraction" or len(region.steps) != 1 or region.steps[0].target not in _MATMUL:
+    if region.kind != "contraction" or len(region.steps) != 1 or region.steps[0].target not in MATMUL:
         raise RegionError(f"{region.id}: only a lone matmul-family product has a tiled shape")
     if len(region.inputs) != 2 or region.scalars:
         raise RegionError(f"{region.id}: a product with a bias keeps one thread per element")
@@ -145,7 +147,7 @@ def vectorised(region: Region) -> Contract:
     sig = signature_line(kernel, pointers, "out", [names[s] for s, _ in region.scalars], ["n"])
     whole = [t for t in region.inputs if tuple(t.shape) == tuple(out.shape)]
     spread = [t for t in region.inputs if t not in whole]
-    dims, loads = _preloaded(spread, out.shape, names, "    ")
+    dims, loads = preloaded(spread, out.shape, names, "    ")
     vectors = "".join(_vector_load(names[t.name]) for t in whole)
     lanes = "".join(f"        const float {names[t.name]} = kg_l_{names[t.name]}[kg_lane];\n" for t in whole)
     last = f"t{len(region.steps)}"

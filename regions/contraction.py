@@ -1,0 +1,288 @@
+"""The contraction kind's skeletons: the matmul family and direct convolutions (plain, transposed,
+grouped, strided, dilated, 1-3D), one thread per output element, operands read through accessors `A(k)`,
+`B(k)` or `x(c, k...)`; the model writes the sum into `result`. At aggressive ambition a product's
+pointwise epilogue is fused into its kernel (`fused_contract`): the sum, then one line per epilogue step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any
+
+from regions.library import PRELUDE
+from regions.model import Region, RegionError
+from regions.pointwise import preloaded
+from regions.reduce import LONG_SUM
+from regions.skeleton import (
+    BODY_MARK,
+    Contract,
+    facts_text,
+    launch_info,
+    loop_head,
+    role_lines,
+    signature_line,
+    step_code,
+)
+
+MATMUL = {"torch.matmul", "torch.mm", "torch.bmm", "torch.nn.functional.linear"}
+CONV = {f"torch.nn.functional.conv{t}{d}d": d for d in (1, 2, 3) for t in ("", "_transpose")}
+
+
+@dataclass
+class _Epilogue:
+    """What a product's skeleton gains when its pointwise epilogue is fused into it (aggressive ambition):
+    the epilogue's operands loaded at the output element before the body, its steps after `result`."""
+
+    region: Region  # the whole fused region: the signature and the launch read all of its inputs
+    loads: str = ""
+    todo: str = ""
+    last: str = "result"
+    notes: dict[str, str] = field(default_factory=dict)  # role notes of the epilogue's operands
+    then: str = ""  # the role line's tail: what the body writes after the sum
+
+
+def fused_contract(region: Region, names: dict[str, str]) -> Contract:
+    """A product and its epilogue in one kernel: the product's skeleton, the sum named `result`, then one
+    line per epilogue step reading it (the steps are renumbered t1, t2, ... after `result`)."""
+    product, *epilogue = region.steps
+    if any(s.target in MATMUL | set(CONV) for s in epilogue):
+        raise RegionError(f"{region.id}: only one product per region has a contract")
+    read = set(product.args) | {str(v) for _, v in product.kwargs}
+    own = [t for t in region.inputs if t.name in read]
+    core = Region(region.id, "contraction", region.nodes[:1], own, product.out, [product])
+    names = {**names, product.out.name: "result"}
+    names.update({s.out.name: f"t{k}" for k, s in enumerate(epilogue, 1)})
+    operands = [t for t in region.inputs if t not in own]
+    dims, loads = preloaded(operands, region.output.shape, names, "        ", rest="e")
+    last = f"t{len(epilogue)}"
+    extra = _Epilogue(
+        region,
+        loads=dims + loads,
+        todo="        // then one line per step, in order:\n"
+        + "".join(f"        // {step_code(s, names)}\n" for s in epilogue),
+        last=last,
+        notes={t.name: " (loaded at this element: use the value)" for t in operands},
+        then="; then write `float t1 = ...;`"
+        + (f" to `float {last} = ...;`" if last != "t1" else "")
+        + " from it, one line per step",
+    )
+    build = matmul_contract if product.target in MATMUL else conv_contract
+    return build(core, names, extra)
+
+
+@dataclass(frozen=True)
+class Operands:
+    """A matmul-family product's sizes and how to read its operands: `a_at` reads A at (bt, m, k), `b_at`
+    reads B at (bt, k, j), as C expressions over those names (the launch shapes share them)."""
+
+    m_rows: int
+    n_cols: int
+    k_dim: int
+    batch: int
+    a_at: str
+    b_at: str
+    linear: bool
+
+
+def operands(region: Region, names: dict[str, str]) -> Operands:
+    """The product's operands; RegionError for a matmul of a vector."""
+    step = region.steps[0]
+    out = region.output
+    a, b = region.inputs[:2]
+    if step.target == "torch.nn.functional.linear":
+        k_dim = a.shape[-1]
+        return Operands(
+            prod(a.shape[:-1]),
+            b.shape[0],
+            k_dim,
+            1,
+            f"p_{names[a.name]}[m * {k_dim} + k]",
+            f"p_{names[b.name]}[j * {k_dim} + k]",
+            True,
+        )
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        raise RegionError(f"{region.id}: matmul of a vector has no contract yet")
+    k_dim, n_cols = b.shape[-2], b.shape[-1]
+    m_rows = a.shape[-2]
+    a_batch = f"bt * {m_rows * k_dim} + " if prod(a.shape[:-2]) > 1 else ""
+    b_batch = f"bt * {k_dim * n_cols} + " if prod(b.shape[:-2]) > 1 else ""
+    return Operands(
+        m_rows,
+        n_cols,
+        k_dim,
+        prod(out.shape[:-2]),
+        f"p_{names[a.name]}[{a_batch}m * {k_dim} + k]",
+        f"p_{names[b.name]}[{b_batch}k * {n_cols} + j]",
+        False,
+    )
+
+
+def matmul_contract(region: Region, names: dict[str, str], extra: _Epilogue | None = None) -> Contract:
+    (step,) = region.steps
+    out = region.output
+    a, b, *rest = region.inputs
+    ops = operands(region, names)
+    linear, k_dim, m_rows, n_cols, batch = ops.linear, ops.k_dim, ops.m_rows, ops.n_cols, ops.batch
+    a_at, b_at = ops.a_at, ops.b_at
+    kernel = f"region_{region.id}"
+    an, bn = names[a.name], names[b.name]
+    whole = extra or _Epilogue(region)
+    sig = _signature(kernel, whole.region, names)
+    accessors = [
+        f"        auto {an} = [&](int64_t k) -> float {{ return {a_at}; }};  // {an}[.., m, k]",
+        f"        auto {bn} = [&](int64_t k) -> float {{ return {b_at}; }};  // "
+        + (f"{bn}[j, k]" if linear else f"{bn}[.., k, j]"),
+    ]
+    if rest:
+        cn = names[rest[0].name]
+        accessors.append(f"        const float* {cn} = p_{cn};  // {cn}[j]: the bias of column j")
+    wide = k_dim > LONG_SUM  # a float sum of this many terms misses the tolerance: the skeleton's is double
+    result = (
+        f"        double result = 0.0;  // K = {k_dim} terms: add every {an}(k) * {bn}(k) to it (double)\n"
+        if wide
+        else "        float result;  // set it\n"
+    )
+    head = (
+        f"{PRELUDE}\n{sig} {{\n    const int64_t M = {m_rows}, N = {n_cols}, K = {k_dim};\n{loop_head('n')}"
+        "        const int64_t j = i % N, m = (i / N) % M;\n"
+        + ("        const int64_t bt = i / (N * M);\n" if batch > 1 else "")
+        + "\n".join(accessors)
+        + f"\n{whole.loads}        // {step_code(step, names)}\n{result}"
+        + f"{whole.todo}{BODY_MARK}"
+    )
+    tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
+    notes = {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)", **whole.notes}
+    roles = role_lines(whole.region, names, notes)
+    roles.insert(
+        0,
+        f"- each thread computes one output element (row m, column j{', batch bt' if batch > 1 else ''}"
+        f") as `result`, a sum over k in [0, K), K = {k_dim}"
+        + (f"; result is a double that starts at 0.0: add each {an}(k) * {bn}(k) to it" if wide else "")
+        + whole.then,
+    )
+    contract = Contract(
+        region.id, "contraction", kernel, sig, head, tail, "", launch_info(whole.region, kernel, out.numel)
+    )
+    contract.facts = facts_text(whole.region, names, head, roles)
+    return contract
+
+
+def _signature(kernel: str, region: Region, names: dict[str, str]) -> str:
+    scalars = [names[s] for s, _ in region.scalars]
+    return signature_line(kernel, [names[t.name] for t in region.inputs], "out", scalars, ["n"])
+
+
+def conv_contract(region: Region, names: dict[str, str], extra: _Epilogue | None = None) -> Contract:
+    """Direct convolution: one thread per output element; x(c, k...) reads the input under the filter
+    tap (0 in the padding), w(c, k...) the filter; the model writes the sum over c and the taps. In a
+    grouped (or depthwise) convolution c runs over the output channel's own group: the accessor adds the
+    group's first input channel, so the body is the same loop. A transposed convolution is the same body
+    too: its accessor reads the input element that tap k scatters onto this output (0 where none does:
+    between strides, past the edges), and its filter is laid out (in, out / groups, taps...)."""
+    (step,) = region.steps
+    dims = CONV[step.target]
+    transposed = "transpose" in step.target
+    kwargs = dict(step.kwargs)
+    groups = int(kwargs.get("groups", 1))
+    x, w, *bias = region.inputs
+    out = region.output
+    spatial_in, spatial_out, taps = x.shape[2:], out.shape[2:], w.shape[2:]
+    stride, padding, dilation = (
+        _per_dim(kwargs.get(k, d), dims) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))
+    )
+    channels = x.shape[1] // groups  # C: the input channels one output channel reads
+    xn, wn = names[x.name], names[w.name]
+    whole = extra or _Epilogue(region)
+    sig = _signature(f"region_{region.id}", whole.region, names)
+    ks = ", ".join(f"int64_t k{j}" for j in range(dims))
+    coords = ["        int64_t rest = i;"]
+    for j in range(dims - 1, -1, -1):
+        coords.append(f"        const int64_t p{j} = rest % {spatial_out[j]}; rest /= {spatial_out[j]};")
+    coords.append(f"        const int64_t o = rest % {out.shape[1]}, b = rest / {out.shape[1]};")
+    if transposed:  # q: where tap k's input element lands, times the stride; it must be a whole step
+        taps_at = [f"const int64_t q{j} = p{j} + {padding[j]} - k{j} * {dilation[j]};" for j in range(dims)]
+        inside = " && ".join(
+            f"q{j} >= 0 && q{j} % {stride[j]} == 0 && q{j} / {stride[j]} < {spatial_in[j]}"
+            for j in range(dims)
+        )
+        at = [f"q{j} / {stride[j]}" if stride[j] != 1 else f"q{j}" for j in range(dims)]
+    else:
+        taps_at = [
+            f"const int64_t q{j} = p{j} * {stride[j]} - {padding[j]} + k{j} * {dilation[j]};"
+            for j in range(dims)
+        ]
+        inside = " && ".join(f"q{j} >= 0 && q{j} < {spatial_in[j]}" for j in range(dims))
+        at = [f"q{j}" for j in range(dims)]
+    per_group = out.shape[1] // groups
+    first = f"(o / {per_group}) * {channels} + " if groups > 1 else ""  # the group's channel 0
+    x_index = f"b * {x.shape[1]} + {first}c"
+    for j in range(dims):
+        x_index = f"({x_index}) * {spatial_in[j]} + {at[j]}"
+    if transposed:  # w[in channel, out channel within the group, taps...]
+        w_index = f"({first}c) * {per_group} + " + (f"o % {per_group}" if groups > 1 else "o")
+    else:
+        w_index = f"o * {w.shape[1]} + c"
+    for j in range(dims):
+        w_index = f"({w_index}) * {taps[j]} + k{j}"
+    accessors = [
+        f"        auto {xn} = [&](int64_t c, {ks}) -> float {{\n"
+        f"            {' '.join(taps_at)}\n"
+        f"            return ({inside}) ? p_{xn}[{x_index}] : 0.0f;\n        }};",
+        f"        auto {wn} = [&](int64_t c, {ks}) -> float {{ return p_{wn}[{w_index}]; }};",
+    ]
+    if bias:
+        bn = names[bias[0].name]
+        accessors.append(f"        const float* {bn} = p_{bn};  // {bn}[o]: the bias of channel o")
+    loops = ", ".join(f"K{j} = {taps[j]}" for j in range(dims))
+    head = (
+        f"{PRELUDE}\n{sig} {{\n    const int64_t C = {channels}, {loops};\n{loop_head('n')}"
+        + "\n".join(coords)
+        + "\n"
+        + "\n".join(accessors)
+        + f"\n{whole.loads}        // {step_code(step, names)}\n        float result;  // set it\n"
+        + f"{whole.todo}{BODY_MARK}"
+    )
+    tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
+    taps_text = ", ".join(f"k{j} in [0, K{j})" for j in range(dims))
+    tap_args = ", ".join(f"k{j}" for j in range(dims))
+    roles = role_lines(
+        whole.region,
+        names,
+        {
+            x.name: f" read as {xn}(c, {tap_args}): the input "
+            + (
+                "that tap k carries onto this output element, 0 where none does"
+                if transposed
+                else "under tap k of this output element, 0 in the padding"
+            )
+            + (f"; c counts the {channels} input channels of channel o's group" if groups > 1 else ""),
+            w.name: f" read as {wn}(c, {tap_args})",
+            **whole.notes,
+        },
+    )
+    roles.insert(
+        0,
+        f"- each thread computes one output element (batch b, channel o) as `result`: the sum over "
+        f"c in [0, C) and {taps_text} of {xn}(...) * {wn}(...)"
+        + (", plus the bias" if bias else "")
+        + whole.then,
+    )
+    contract = Contract(
+        region.id,
+        "contraction",
+        f"region_{region.id}",
+        sig,
+        head,
+        tail,
+        "",
+        launch_info(whole.region, f"region_{region.id}", out.numel),
+    )
+    contract.facts = facts_text(whole.region, names, head, roles)
+    return contract
+
+
+def _per_dim(value: Any, dims: int) -> tuple[int, ...]:
+    values = tuple(value) if isinstance(value, list | tuple) else (value,) * dims
+    if len(values) != dims or not all(isinstance(v, int) for v in values):
+        raise RegionError(f"convolution argument {value!r} has no contract (expected {dims} integers)")
+    return values
