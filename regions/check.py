@@ -32,6 +32,7 @@ _REDECLARED = re.compile(r"(?m)^(\s*)((?:const\s+)?(?:float|double|int64_t|int|a
 _LOOP_VARIABLE = re.compile(r"\bfor\s*\(\s*(?:const\s+)?(?:int64_t|int|long|unsigned|auto)\s+(\w+)")
 _LAMBDA_PARAMS = re.compile(r"\[&\]\(([^)]*)\)")  # an accessor's parameters exist inside it only
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_STORE = re.compile(r"\s*p_out\s*\[[^\]]*\]\s*=[^=]")  # the model's copy of the tail's store, in its words
 _DECLARES_K = re.compile(r"\b(?:int64_t|int|long|unsigned|auto|size_t)\s+k\b")  # a loop's or its own k
 
 
@@ -54,7 +55,8 @@ def extract_body(text: str, contract: Contract) -> str:
     repeated declaration would not compile), a declaration of a name the skeleton declares read as an
     assignment (`float result = 0.0f;` where the skeleton holds `double result`), with `torch.tanh(` read
     as the prelude's `kg_tanh(` where that helper exists (the step comments show PyTorch names),
-    `std::expf(` as `expf(`, and a missing `float` on a step added."""
+    `std::expf(` as `expf(`, and a missing `float` on a step added. Where the tail stores the output, the
+    body's own store and what follows it are the tail in the model's words (`p_out[0] = ...; }`): cut."""
     blocks = _FENCE.findall(text or "")
     code = blocks[-1][1] if blocks else (text or "")
     given = {
@@ -63,6 +65,9 @@ def extract_body(text: str, contract: Contract) -> str:
         if re.search(r"\w", line)  # a bare brace repeated is not a copy of the skeleton
     }
     lines = [line for line in code.splitlines() if line.strip() not in given]
+    if "p_out[" in contract.tail:  # the framework stores the output: a store of the body's own is the tail
+        lines = lines[: next((k for k, line in enumerate(lines) if _STORE.match(line)), len(lines))]
+        lines += ["}"] * max(0, _open_braces(lines))  # a store inside the body's own loop: close the loop
     while lines and (not lines[-1].strip() or (lines[-1].strip() in ("}", "};") and _open_braces(lines) < 0)):
         lines.pop()  # the framework closes the loop and the kernel: only braces the body never opened
     while lines and not lines[0].strip():

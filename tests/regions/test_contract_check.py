@@ -76,6 +76,10 @@ def test_extract_body_drops_what_the_model_repeated_from_the_skeleton() -> None:
     assert extract_body(MAP_BODY, contract) == MAP_BODY  # no fence: the whole answer
     loop = "float s = 0.0f;\nfor (int64_t k = 0; k < 4; ++k) {\n    s += t5;\n}"
     assert extract_body(f"```cuda\n{loop}\n}}\n}}\n```", contract) == loop  # its own brace stays
+    # the tail in the model's words: its own store of the output and the braces after it
+    assert extract_body(f"```cuda\n{MAP_BODY}\n    }}\n    p_out[0] = t5 ;\n}}\n```", contract) == MAP_BODY
+    inside = "for (int64_t k = 0; k < 4; ++k) {\n    s += t5;\n    p_out[i] = s;\n}"
+    assert extract_body(inside, contract) == "for (int64_t k = 0; k < 4; ++k) {\n    s += t5;\n}"
 
 
 def test_reduce_contract_reads_the_row_through_an_accessor() -> None:
