@@ -33,6 +33,10 @@ _LOOP_VARIABLE = re.compile(r"\bfor\s*\(\s*(?:const\s+)?(?:int64_t|int|long|unsi
 _LAMBDA_PARAMS = re.compile(r"\[&\]\(([^)]*)\)")  # an accessor's parameters exist inside it only
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _STORE = re.compile(r"\s*p_out\s*\[[^\]]*\]\s*=[^=]")  # the model's copy of the tail's store, in its words
+# a helper or C function called with PyTorch's keywords, `kg_leaky_relu(t1, negative_slope=0.01)`: C has
+# none, so the keyword goes and the value stays (the 1.5B wrote it on a fresh ask after two repairs)
+_HELPER_CALL = re.compile(r"\b((?:kg_\w+|[a-z]\w*f)\()([^()]*)\)")
+_KEYWORD = re.compile(r"(?<=[(,])(\s*)[A-Za-z_]\w*\s*=(?!=)\s*")
 _DECLARES_K = re.compile(r"\b(?:int64_t|int|long|unsigned|auto|size_t)\s+k\b")  # a loop's or its own k
 
 
@@ -55,7 +59,8 @@ def extract_body(text: str, contract: Contract) -> str:
     repeated declaration would not compile), a declaration of a name the skeleton declares read as an
     assignment (`float result = 0.0f;` where the skeleton holds `double result`), with `torch.tanh(` read
     as the prelude's `kg_tanh(` where that helper exists (the step comments show PyTorch names),
-    `std::expf(` as `expf(`, and a missing `float` on a step added. Where the tail stores the output, the
+    `std::expf(` as `expf(`, a helper's PyTorch keyword dropped (`kg_elu(x, alpha=1.0)`: C has none),
+    and a missing `float` on a step added. Where the tail stores the output, the
     body's own store and what follows it are the tail in the model's words (`p_out[0] = ...; }`): cut."""
     blocks = _FENCE.findall(text or "")
     code = blocks[-1][1] if blocks else (text or "")
@@ -76,6 +81,7 @@ def extract_body(text: str, contract: Contract) -> str:
     body = _assigned(body, _skeleton_names(contract))
     body = _TORCH_HELPER.sub(lambda m: _helper(m) or m.group(0), body)
     body = _STD_MATH.sub(lambda m: f"{m[1]}(" if m[1] in _C_MATH else _helper(m) or m[0], body)
+    body = _HELPER_CALL.sub(lambda m: m[1] + _KEYWORD.sub(r"\1", m[2]) + ")", body)
     return _looped(_declare_steps(body), contract.loop)
 
 

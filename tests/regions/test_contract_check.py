@@ -78,6 +78,11 @@ def test_extract_body_drops_what_the_model_repeated_from_the_skeleton() -> None:
     assert extract_body(f"```cuda\n{loop}\n}}\n}}\n```", contract) == loop  # its own brace stays
     # the tail in the model's words: its own store of the output and the braces after it
     assert extract_body(f"```cuda\n{MAP_BODY}\n    }}\n    p_out[0] = t5 ;\n}}\n```", contract) == MAP_BODY
+    keyword = "float t2 = kg_leaky_relu(t1, negative_slope=0.01);\nfloat t3 = fmaxf(t2, b = 1.0f);"
+    plain = "float t2 = kg_leaky_relu(t1, 0.01);\nfloat t3 = fmaxf(t2, 1.0f);"
+    assert extract_body(keyword, contract) == plain
+    loop = "for (int64_t k = 0, j = 0; k < 4; ++k) s += kg_max(s, x == y);"
+    assert extract_body(loop, contract) == loop  # a loop's own `=`, and `==`, are not keywords
     inside = "for (int64_t k = 0; k < 4; ++k) {\n    s += t5;\n    p_out[i] = s;\n}"
     assert extract_body(inside, contract) == "for (int64_t k = 0; k < 4; ++k) {\n    s += t5;\n}"
 
