@@ -79,9 +79,12 @@ class EvalConfig:
     timing_precision_far: float | None = 0.05
     l2_flush_bytes: int = 256 * 1024 * 1024
     reverify_speedup_above: float = 10.0
-    # 'same_process' times torch.compile of the reference in the candidate's process; 'baseline' takes it
-    # from `baseline_file` when that has the problem for this GPU and torch (else same_process); 'off'.
-    reference_compile: Literal["same_process", "baseline", "off"] = "same_process"
+    # 'interleaved' compiles the reference with torch.compile in the candidate's process and times it in
+    # the same trials as eager and the candidate, trial by trial (the comparison a speed claim needs; a
+    # compile per candidate); 'same_process' times it there after them, once per problem and batch (later
+    # candidates of the problem reuse it); 'baseline' takes it from `baseline_file` when that has the
+    # problem for this GPU and torch (else same_process); 'off'.
+    reference_compile: Literal["interleaved", "same_process", "baseline", "off"] = "same_process"
     baseline_file: str | None = None
     # Isolation.
     gpu_memory_fraction: float = 0.9

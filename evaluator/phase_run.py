@@ -346,8 +346,6 @@ def _timing(
     timer.flush.zero_()
     harness.sync(dev)
     flush_s = time.perf_counter() - t0
-    # Both functions' warm-up and trials, and a re-verification's as many again.
-    limit.calls(4 * (config.warmup + config.timing_trials + 1), "timing", extra_per_call_s=flush_s)
     seeds = [config.seed + 5000 + i for i in range(config.timing_trials + 1)]
 
     def make(i: int) -> list[Any]:
@@ -356,14 +354,26 @@ def _timing(
     def same_answer(out: Any, ref: Any) -> dict[str, Any]:  # the timed calls' outputs, sampled (strict)
         return harness.compare(out, ref, config.atol, config.rtol)
 
-    t_ref, t_cand = timer.measure_many(
-        [call_ref, call_cand],
+    beside: tuple[Any, dict[str, Any]] | None = None  # torch.compile's reference, timed in the same trials
+    if config.reference_compile == "interleaved":
+        limit.lift("reference_compile")  # inductor compiling the reference is not the candidate's time
+        with integrity.trusted(result):  # torch.compile patches torch itself: the snapshot is taken again
+            beside = compile_reference(ref_model, make, dev)
+    # With the compiled reference the candidate leads (its trials alternate first and last, so its
+    # outputs are sampled in the trials where it runs before both references); else eager leads.
+    fns = [call_cand, call_ref, beside[0]] if beside and beside[0] else [call_ref, call_cand]
+    # Every function's warm-up and trials, and a re-verification's as many again.
+    limit.calls(2 * len(fns) * (config.warmup + config.timing_trials + 1), "timing", extra_per_call_s=flush_s)
+    times = timer.measure_many(
+        fns,
         make,
         config.warmup,
         config.timing_trials,
-        trusted=[True, False],
+        trusted=[fn is not call_cand for fn in fns],
         check=same_answer if config.strict else None,
     )
+    t_cand, t_ref = times[fns.index(call_cand)], times[fns.index(call_ref)]
+    t_compiled = times[2:]
     timing: dict[str, Any] = {"reference_eager": t_ref, "candidate": t_cand}
     speedup = t_ref["ms"] / t_cand["ms"] if t_cand["ms"] > 0 else None
     result.update(timing=timing, speedup_eager=speedup)
@@ -378,9 +388,13 @@ def _timing(
                 strict_failures=sorted(set(result.data.get("strict_failures", [])) | {"reverify_failed"})
             )
         result.update(timing=timing, speedup_eager=speedup, speedup_reverified=again["ok"])
-    limit.lift("reference_compile")  # inductor compiling the reference is not the candidate's time
-    with integrity.trusted(result):  # torch.compile patches torch itself: the snapshot is taken again
-        compiled = compiled_reference_ms(spec, config, timer, make, ref_model, dev)
+    if beside is not None:
+        measured = t_compiled[0] if t_compiled else {"ms": None}
+        compiled: dict[str, Any] | None = {**measured, "source": "interleaved", **beside[1]}
+    else:
+        limit.lift("reference_compile")  # inductor compiling the reference is not the candidate's time
+        with integrity.trusted(result):  # torch.compile patches torch itself: the snapshot is taken again
+            compiled = compiled_reference_ms(spec, config, timer, make, ref_model, dev)
     timing["reference_compile"] = compiled
     ms_compile = compiled.get("ms") if compiled else None
     result.update(
@@ -403,6 +417,18 @@ def compiled_reference_ms(
         return {"ms": spec["baseline_entry"].get("ms_compile"), "source": "baseline"}
     if spec.get("reference_compile_known"):  # measured by an earlier run of this problem in the batch
         return {**spec["reference_compile_known"], "source": "earlier_run"}
+    call, info = compile_reference(ref_model, make, dev)
+    if call is None:
+        return {"ms": None, "source": "same_process", **info}
+    measured = timer.measure(call, make, config.warmup, config.timing_trials, trusted=True)
+    return {**measured, "source": "same_process", **info}
+
+
+def compile_reference(
+    ref_model: torch.nn.Module, make: Any, dev: torch.device
+) -> tuple[Any | None, dict[str, Any]]:
+    """torch.compile of the reference, compiled by one call: the function to time (None where inductor
+    cannot compile it) and what to report of it (how long the compile took, or the error)."""
     compiled = torch.compile(ref_model)
 
     def call(args: list[Any]) -> Any:
@@ -414,7 +440,5 @@ def compiled_reference_ms(
         call(make(0))
         harness.sync(dev)
     except Exception as exc:  # noqa: BLE001 - a reference inductor cannot compile is a fact to report
-        return {"ms": None, "source": "same_process", "error": error_info(exc, 500)["message"]}
-    compile_s = time.perf_counter() - t0
-    measured = timer.measure(call, make, config.warmup, config.timing_trials, trusted=True)
-    return {**measured, "source": "same_process", "compile_seconds": round(compile_s, 2)}
+        return None, {"error": error_info(exc, 500)["message"]}
+    return call, {"compile_seconds": round(time.perf_counter() - t0, 2)}

@@ -68,8 +68,8 @@ class Timer:
         check: Callable[[Any, Any], dict[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
         """`trusted` marks the reference's own functions (see `_summary`); candidates never are. With
-        `check(out, expected)` and one trusted function, a sample of the timed calls' outputs is compared
-        (see `_OutputSample`): each candidate's summary gets `output_check`."""
+        `check(out, expected)`, a sample of the timed calls' outputs is compared with the first trusted
+        function's (see `_OutputSample`): each candidate's summary gets `output_check`."""
         args = make(0)
         for fn in fns:
             for _ in range(warmup):
@@ -77,7 +77,7 @@ class Timer:
         sync(self.device)
         flags = trusted or [False] * len(fns)
         sample = None
-        if check is not None and flags.count(True) == 1:
+        if check is not None and True in flags:
             sample = _OutputSample(flags, trials, self.min_trials, check)
         samples: list[tuple[list[float], list[float]]] = [([], []) for _ in fns]
         started = time.perf_counter()
@@ -210,14 +210,16 @@ class _OutputSample:
     A forward may behave while checked and skip the work while timed (it can tell the timer's warm-up: the
     same inputs several times in a row), and timed outputs were never looked at. Compared: two trials
     picked at random (one among the first `min_trials`, which always run, one among the rest) and the last
-    one. Only trials in which every candidate ran before the reference count (every other trial, the order
-    alternates): the reference may write into its inputs, the candidate must not (the strict trials say
-    so). Outputs are kept only for those trials, the previous one's dropped as the next begins."""
+    one, against the first trusted function (eager). Only trials in which every candidate ran before every
+    trusted function count (every other trial, the order alternates): the reference may write into its
+    inputs, the candidate must not (the strict trials say so). Outputs are kept only for those trials, the
+    previous one's dropped as the next begins."""
 
     def __init__(
         self, trusted: list[bool], trials: int, min_trials: int, check: Callable[[Any, Any], dict[str, Any]]
     ) -> None:
-        self.ref = trusted.index(True)
+        self.ref = trusted.index(True)  # the first trusted function is the reference compared with
+        self.trusted = [k for k, t in enumerate(trusted) if t]
         self.candidates = [k for k, t in enumerate(trusted) if not t]
         self.check = check
         eligible = [i for i in range(trials) if self._first(_order(i, len(trusted)))]
@@ -229,7 +231,7 @@ class _OutputSample:
         self.results: list[dict[str, Any]] = []
 
     def _first(self, order: list[int]) -> bool:
-        return all(order.index(k) < order.index(self.ref) for k in self.candidates)
+        return all(order.index(k) < order.index(t) for k in self.candidates for t in self.trusted)
 
     def begin(self, order: list[int]) -> bool:
         """Whether this trial's outputs are kept; a kept trial replaces the one held before."""

@@ -219,6 +219,25 @@ def test_every_constant_extension_is_built_before_the_run(verdicts: dict) -> Non
     assert all(b["cached"] for b in v["evidence"]["builds"])  # the run phase found both built
 
 
+def test_interleaved_times_the_compiled_reference_in_the_candidate_s_own_trials(
+    cpu_config: EvalConfig, relu_problem: Problem
+) -> None:
+    """reference_compile=interleaved: each candidate's process compiles the reference (a real inductor
+    compile here) and times it in the same trials as eager and the candidate, whose timed outputs are
+    still sampled against eager's; nothing is reused from an earlier run."""
+    jobs = [Job(name, relu_problem, cases.CORRECT) for name in ("a", "b")]
+    config = cpu_config.replace(workers_per_device=1, reference_compile="interleaved")
+    verdicts = evaluate_many(jobs, config)
+    assert [v["verdict"] for v in verdicts] == ["correct", "correct"]
+    for v in verdicts:
+        timing = v["evidence"]["timing"]
+        compiled, eager = timing["reference_compile"], timing["reference_eager"]
+        assert compiled["source"] == "interleaved" and compiled["ms"] > 0 and compiled["compile_seconds"] > 0
+        assert compiled["trials"] == eager["trials"] == timing["candidate"]["trials"]  # the same trials
+        assert timing["candidate"]["output_check"]["ok"] and timing["candidate"]["output_check"]["trials"]
+        assert v["speedup_compile"] == compiled["ms"] / timing["candidate"]["ms"]
+
+
 def test_a_problem_s_later_candidates_reuse_what_its_first_derived_and_measured(
     cpu_config: EvalConfig, relu_problem: Problem
 ) -> None:

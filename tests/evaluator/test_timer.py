@@ -87,3 +87,31 @@ def test_a_summary_says_how_well_its_median_is_known() -> None:
     times = [1.0, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.0, 1.03, 0.97]
     summary = Timer._summary(times, times, 10, False)
     assert summary["precision"] == 0.03  # (1.03 - 0.97) / 2 over a median of 1.0
+
+
+def test_beside_two_references_the_candidate_s_outputs_are_sampled_where_it_ran_first() -> None:
+    """Candidate, eager and a second trusted function (torch.compile's) in one set of trials: the
+    candidate's timed outputs are compared with eager's, only in trials where it ran before both, and a
+    candidate that skips the work while timed is caught."""
+    import torch
+
+    cpu = torch.device("cpu")
+
+    def fn(value: float):
+        return lambda args: args[0] * 0 + value
+
+    def check(out: torch.Tensor, ref: torch.Tensor) -> dict:
+        return {"ok": bool(torch.equal(out, ref))}
+
+    timer = Timer(cpu, flush_bytes=1024)
+    make = lambda i: [torch.ones(4) * i]  # noqa: E731
+    right = timer.measure_many(
+        [fn(1.0), fn(1.0), fn(1.0)], make, 1, 12, [False, True, True], check
+    )
+    lazy = timer.measure_many(
+        [fn(0.0), fn(1.0), fn(1.0)], make, 1, 12, [False, True, True], check
+    )
+    assert right[0]["output_check"]["ok"] and not lazy[0]["output_check"]["ok"]
+    assert all(t % 2 == 0 for t in right[0]["output_check"]["trials"])  # [cand, eager, compiled] trials
+    assert "output_check" not in right[1] and "output_check" not in right[2]
+    assert right[0]["trials"] == right[1]["trials"] == right[2]["trials"] == 12
