@@ -5,10 +5,11 @@ evaluator worker (its own process group, time limit and environment, as every ca
 
 No GPU is needed to learn whether a body computes the right numbers: the region's kernel is plain float
 math in a grid-stride loop, so the host compiler builds it as C++ (CUDA's qualifiers defined away, one
-block of one thread that strides over every element) and it runs on a shrunk problem's real tensors. The
-reference values come from the region's own PyTorch lines. A pass says the math is right on small
-shapes; it says nothing of speed, races or out-of-range reads at full size, which only the GPU host's
-strict verdict judges.
+block of one thread that strides over every element) and it runs on real tensors of the region's shapes,
+or of its twin in the problem shrunk (`small_twin`). The reference values come from the region's own
+PyTorch lines. A pass says the math is right on those shapes; it says nothing of speed, races, long-sum
+precision or out-of-range reads at full size, which only the GPU host's strict verdict judges. The graph's
+local checks call `judged_on_cpu` after NVRTC, so a wrong body is repaired before any GPU sees it.
 """
 
 from __future__ import annotations
@@ -136,10 +137,10 @@ def judged_on_cpu(result: Checked, twin: tuple[Region, Contract] | None) -> Chec
         return result
     got = emulate(*twin, result.body, timeout_s=TIMEOUT_S)
     if got.error.startswith("out["):
-        message = f"it compiles, but run on small inputs it computes wrong values: {got.error}"
+        message = f"it compiles, but run on the CPU against PyTorch it computes wrong values: {got.error}"
     elif got.error.startswith(("did not finish", "the emulation crashed (SIG")):  # not an exit status
         what = got.error.replace("the emulation ", "")
-        message = f"it compiles, but run on small inputs on the CPU it {what}"
+        message = f"it compiles, but run on the CPU it {what}"
     else:  # right, or the framework could not run it here (the host compiler, the worker): not judged
         return result
     finding = {"code": "wrong_values", "message": message, "line": None}
