@@ -405,11 +405,9 @@ def test_fast_second_moves_a_correct_product_onto_the_tiles_the_model_chose(
 
 
 def test_a_body_that_does_not_move_is_rewritten_for_the_chosen_shape(scripted, kernelbench_dir: Path) -> None:
-    """A correct product body that stores `p_out` itself cannot run per tile; the model chose tiles, so it
+    """A correct product body that reads `p_A` itself cannot run per tile; the model chose tiles, so it
     rewrites its lines against the tiled contract, and the candidate runs there."""
-    per_element = (
-        "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);\np_out[m * N + j] = result;"
-    )
+    per_element = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += p_A[m * K + k] * B(k);"
     per_tile = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
     bodies = iter([per_element, per_tile])
     model = choosing(scripted(lambda m, kw: f"```cuda\n{next(bodies)}\n```"), "tiled")
