@@ -122,8 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="any other context field (retrieval_k, feedback, replans, stop_on, seed, ...), repeatable; "
-        "VALUE is JSON or a plain string",
+        help="any other context field (retrieval_k, feedback, replans, stop_on, seed, writer, emulate, ...), "
+        "repeatable; VALUE is JSON or a plain string",
     )
     knobs.add_argument(
         "--evaluator",
