@@ -49,9 +49,10 @@ def final_states(run: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def cpu_verdict(source: str, ambition: str, candidate: dict[str, Any]) -> dict[str, Any]:
-    """The candidate's bodies emulated on their regions' small twins: right, wrong (with the first wrong
-    region and where), or not emulated."""
-    from regions.emulate import emulate, small_twin
+    """The candidate's bodies emulated on their regions' twins and judged as the graph's local checks
+    judge them (regions.emulate.wrong_on_cpu): right, wrong (with the first wrong region and where), or
+    not emulated."""
+    from regions.emulate import small_twin, wrong_on_cpu
     from regions.offering import offered
 
     regions = {region.id: region for region, _ in offered(source, ambition)[0]}
@@ -61,14 +62,12 @@ def cpu_verdict(source: str, ambition: str, candidate: dict[str, Any]) -> dict[s
         if region is None or (candidate.get("shapes") or {}).get(rid) or not body.strip():
             continue
         twin = small_twin(source, region, ambition)
-        if twin is None:
-            continue
-        got = emulate(*twin, body)
-        if got.error.startswith("does not build as host C++"):
+        wrong = None if twin is None else wrong_on_cpu(twin, body)  # the graph's own rule
+        if wrong is None:
             continue
         emulated += 1
-        if not got.ok and first_wrong is None:
-            first_wrong = f"{rid}: {got.error}"
+        if wrong and first_wrong is None:
+            first_wrong = f"{rid}: {wrong}"
     if not emulated:
         return {"cpu": "not emulated"}
     return {"cpu": "wrong" if first_wrong else "right", "cpu_error": first_wrong}

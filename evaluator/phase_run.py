@@ -373,7 +373,6 @@ def _timing(
         check=same_answer if config.strict else None,
     )
     t_cand, t_ref = times[fns.index(call_cand)], times[fns.index(call_ref)]
-    t_compiled = times[2:]
     timing: dict[str, Any] = {"reference_eager": t_ref, "candidate": t_cand}
     speedup = t_ref["ms"] / t_cand["ms"] if t_cand["ms"] > 0 else None
     result.update(timing=timing, speedup_eager=speedup)
@@ -389,7 +388,7 @@ def _timing(
             )
         result.update(timing=timing, speedup_eager=speedup, speedup_reverified=again["ok"])
     if beside is not None:
-        measured = t_compiled[0] if t_compiled else {"ms": None}
+        measured = times[2] if len(times) > 2 else {"ms": None}  # None where inductor failed
         compiled: dict[str, Any] | None = {**measured, "source": "interleaved", **beside[1]}
     else:
         limit.lift("reference_compile")  # inductor compiling the reference is not the candidate's time

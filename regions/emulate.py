@@ -127,21 +127,32 @@ def _twin(
     return None
 
 
+def wrong_on_cpu(twin: tuple[Region, Contract], body: str) -> str | None:
+    """What the emulation finds wrong with a body, in its words: the first wrong element (`out[...] is x,
+    PyTorch gives y`), or that it never finishes or dies of a signal; "" when it computes the right values;
+    None when it cannot judge the body here (the host compiler cannot build it, or the worker fails for a
+    reason of its own). The graph's local checks and the agreement benchmark judge by this one rule."""
+    got = emulate(*twin, body, timeout_s=TIMEOUT_S)
+    if got.ok:
+        return ""
+    if got.error.startswith(("out[", "did not finish", "the emulation crashed (SIG")):  # not an exit status
+        return got.error
+    return None
+
+
 def judged_on_cpu(result: Checked, twin: tuple[Region, Contract] | None) -> Checked:
     """The local checks' verdict with the emulation's: a body that compiles but computes wrong values on
-    the shrunk problem (or never finishes, or dies of a signal) fails here with where, so a repair round
+    its region or twin (or never finishes, or dies of a signal) fails here with where, so a repair round
     sees it before any GPU does. Measured on the H200: a family task's wrong mean passed lint and NVRTC and
-    was judged wrong three rounds running. A kernel the host compiler cannot build, or a worker that fails
-    for a reason of its own, is not judged here."""
+    was judged wrong three rounds running. What the emulation cannot judge passes as it was."""
     if not result.ok or twin is None:
         return result
-    got = emulate(*twin, result.body, timeout_s=TIMEOUT_S)
-    if got.error.startswith("out["):
-        message = f"it compiles, but run on the CPU against PyTorch it computes wrong values: {got.error}"
-    elif got.error.startswith(("did not finish", "the emulation crashed (SIG")):  # not an exit status
-        what = got.error.replace("the emulation ", "")
-        message = f"it compiles, but run on the CPU it {what}"
-    else:  # right, or the framework could not run it here (the host compiler, the worker): not judged
+    wrong = wrong_on_cpu(twin, result.body)
+    if not wrong:
         return result
+    if wrong.startswith("out["):
+        message = f"it compiles, but run on the CPU against PyTorch it computes wrong values: {wrong}"
+    else:
+        message = f"it compiles, but run on the CPU it {wrong.replace('the emulation ', '')}"
     finding = {"code": "wrong_values", "message": message, "line": None}
     return replace(result, ok=False, lint=[*result.lint, finding], errors=f"- {message}")
