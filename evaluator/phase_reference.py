@@ -11,7 +11,7 @@ import torch
 
 from evaluator import harness, profiling
 from evaluator.config import EvalConfig
-from evaluator.phase_run import compiled_reference_ms
+from evaluator.reference_compile import compiled_reference_ms
 from evaluator.runtime import (
     Result,
     construct,
