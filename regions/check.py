@@ -12,6 +12,7 @@ from evaluator.regions.nvrtc import annotate, compile_kernel
 from regions.contract import Contract
 from regions.library import HELPERS
 from regions.lint import lint_body, lint_source
+from regions.skeleton import SET_RESULT
 
 _TORCH_HELPER = re.compile(r"\btorch\.(?:nn\.functional\.)?(\w+)\(")  # torch.tanh( -> kg_tanh(
 # std::expf( -> expf(, std::max( -> kg_max(: device code has the C names, and no <cmath> or <algorithm>
@@ -23,6 +24,8 @@ _C_MATH = frozenset(
 )
 _STEP_ASSIGN = re.compile(r"^(\s*)(t\d+)\s*=[^=]")
 _STEP_DECL = re.compile(r"\b(?:float|auto|double)\s+(t\d+)\b")
+# a step's whole line that ends without its `;`
+_STEP_LINE = re.compile(r"^\s*(?:(?:const\s+)?(?:float|auto|double)\s+)?t\d+\s*=[^=][^;{}]*[\w)\]]\s*$")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _UNDEFINED = re.compile(r'identifier "(\w+)" is undefined')
 _DECLARED = re.compile(
@@ -34,9 +37,17 @@ _LAMBDA_PARAMS = re.compile(r"\[&\]\(([^)]*)\)")  # an accessor's parameters exi
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _STORE = re.compile(r"\s*p_out\s*\[[^\]]*\]\s*=[^=]")  # the model's copy of the tail's store, in its words
 # a helper or C function called with PyTorch's keywords, `kg_leaky_relu(t1, negative_slope=0.01)`: C has
-# none, so the keyword goes and the value stays (the 1.5B wrote it on a fresh ask after two repairs)
-_HELPER_CALL = re.compile(r"\b((?:kg_\w+|[a-z]\w*f)\()([^()]*)\)")
+# none, so the keyword goes and the value stays (the 1.5B wrote it on a fresh ask after two repairs); a
+# keyword whose value is a string is a PyTorch mode, `kg_gelu(pooled(), approximate='none')`, and goes
+# whole (the 1.5B copied it from the step comment three answers running). Arguments may call a function.
+_HELPER_CALL = re.compile(r"\b((?:kg_\w+|[a-z]\w*f)\()((?:[^()]|\([^()]*\))*)\)")
 _KEYWORD = re.compile(r"(?<=[(,])(\s*)[A-Za-z_]\w*\s*=(?!=)\s*")
+_MODE = re.compile(r"""\s*,\s*[A-Za-z_]\w*\s*=\s*(['"])[^'"]*\1""")
+_POINTER = re.compile(r"const float\* __restrict__ p_(\w+)")  # the kernel's inputs, in its signature
+# A skeleton whose `result` starts unset (a product's sum) needs a body that sets it: measured, a fused
+# conv's body wrote only its epilogue line, `t1 = result / 2.0;`, reading the uninitialised float
+_SETS_RESULT = re.compile(r"\bresult\s*(?:[-+*/]?=)(?!=)")
+_RESULT_UNSET = "`result` is never set: compute the op's value into it (`result = ...;`), then the steps"
 _DECLARES_K = re.compile(r"\b(?:int64_t|int|long|unsigned|auto|size_t)\s+k\b")  # a loop's or its own k
 
 
@@ -59,7 +70,8 @@ def extract_body(text: str, contract: Contract) -> str:
     repeated declaration would not compile), a declaration of a name the skeleton declares read as an
     assignment (`float result = 0.0f;` where the skeleton holds `double result`), with `torch.tanh(` read
     as the prelude's `kg_tanh(` where that helper exists (the step comments show PyTorch names),
-    `std::expf(` as `expf(`, a helper's PyTorch keyword dropped (`kg_elu(x, alpha=1.0)`: C has none),
+    `std::expf(` as `expf(`, a helper's PyTorch keyword dropped (`kg_elu(x, alpha=1.0)`: C has none;
+    a mode, `approximate='none'`, goes whole),
     and a missing `float` on a step added. Where the tail stores the output, the
     body's own store and what follows it are the tail in the model's words (`p_out[0] = ...; }`): cut."""
     blocks = _FENCE.findall(text or "")
@@ -81,7 +93,7 @@ def extract_body(text: str, contract: Contract) -> str:
     body = _assigned(body, _skeleton_names(contract))
     body = _TORCH_HELPER.sub(lambda m: _helper(m) or m.group(0), body)
     body = _STD_MATH.sub(lambda m: f"{m[1]}(" if m[1] in _C_MATH else _helper(m) or m[0], body)
-    body = _HELPER_CALL.sub(lambda m: m[1] + _KEYWORD.sub(r"\1", m[2]) + ")", body)
+    body = _HELPER_CALL.sub(lambda m: m[1] + _KEYWORD.sub(r"\1", _MODE.sub("", m[2])) + ")", body)
     return _looped(_declare_steps(body), contract.loop)
 
 
@@ -121,13 +133,17 @@ def _helper(match: re.Match[str]) -> str | None:
 
 def _declare_steps(body: str) -> str:
     """`t2 = ...` for a step the body never declared gets its `float`: the step names are the
-    framework's, and the model drops the type now and then (the only error in a chain it got right)."""
+    framework's, and the model drops the type now and then (the only error in a chain it got right). A
+    step's line that ends without its `;` gets it (`t1 = pooled() + bias`, three answers running, written
+    as the PyTorch line reads)."""
     declared: set[str] = set()
     out = []
     for line in body.splitlines():
         match = _STEP_ASSIGN.match(line)
         if match and match.group(2) not in declared:
             line = f"{match.group(1)}float {line[len(match.group(1)) :]}"
+        if _STEP_LINE.match(line) and line.count("(") == line.count(")"):
+            line = line.rstrip() + ";"
         declared.update(_STEP_DECL.findall(line))
         out.append(line)
     return "\n".join(out)
@@ -151,6 +167,8 @@ def check(contract: Contract, body: str, arch: str = "sm_90") -> Checked:
     lint = [{"code": f.code, "message": f.message, "line": f.line} for f in findings]
     if not body.strip():
         lint.append({"code": "empty_body", "message": "the answer held no lines of code", "line": None})
+    else:
+        lint += _unused(contract, _COMMENT.sub("", body))
     if lint:
         errors = "\n".join(f"- {f['message']}" for f in lint)
         return Checked(body, source, False, lint, errors=errors)
@@ -159,6 +177,22 @@ def check(contract: Contract, body: str, arch: str = "sm_90") -> Checked:
     hints = "" if compiled.ok else name_hints(compiled.log, contract, body)
     errors = f"{errors}\n\n{hints}" if hints else errors
     return Checked(body, source, compiled.ok, [], compiled.log, errors, compiled.seconds)
+
+
+def _unused(contract: Contract, code: str) -> list[dict[str, Any]]:
+    """What a body that compiles can still leave out: an input it never reads (every input takes part in
+    the value), a `result` the skeleton leaves unset and the body never sets. Measured on fused windows and
+    reductions: the 1.5B wrote only the epilogue's line, `float t1 = tanhf(reduced());`, and no fold."""
+    found = []
+    for name in _POINTER.findall(contract.signature) if contract.reads is None else contract.reads:
+        if not re.search(rf"\b(?:p_)?{re.escape(name)}\b", code):
+            found.append(
+                f"the body never reads `{name}`: every input takes part in the value; read it "
+                "as the kernel so far declares it"
+            )
+    if SET_RESULT in contract.head and not _SETS_RESULT.search(code):
+        found.append(_RESULT_UNSET)
+    return [{"code": "unused", "message": m, "line": None} for m in found]
 
 
 def name_hints(log: str, contract: Contract, body: str) -> str:

@@ -7,6 +7,8 @@ others where it did not fit the kind):
   stores the last step's value.
 - reduce: one thread per output row; the reduced elements read through an accessor `x(k)`; the model
   writes the loop(s) and either `result` or `out(k)` (regions.reduce).
+At aggressive ambition a product, window or reduction to `result` also computes the pointwise steps after
+it (regions.epilogue): one line per step after the core's value.
 - window (pooling, plain and adaptive, max and average): one thread per output element, the window placed
   by the framework (regions.window); the model loops over it through `x(a, b)`, folding into `result`.
 - contraction (matmul family and direct convolution): one thread per output element, operands through
@@ -40,9 +42,10 @@ def render(region: Region) -> Contract:
     if region.kind == "map":
         return map_contract(region, names)
     targets = {s.target for s in region.steps}
-    if region.kind == "reduce" and len(region.steps) == 1 and targets <= REDUCE_OPS:
+    first = region.steps[0].target  # a core op; the steps after it, a fused epilogue (maps)
+    if region.kind == "reduce" and first in REDUCE_OPS:
         return reduce_contract(region, names)
-    if region.kind == "window" and len(region.steps) == 1 and targets <= set(WINDOW):
+    if region.kind == "window" and first in WINDOW:
         return window_contract(region, names)
     if region.kind == "contraction" and len(region.steps) == 1 and targets <= MATMUL:
         return matmul_contract(region, names)

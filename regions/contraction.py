@@ -5,22 +5,23 @@ pointwise epilogue is fused into its kernel (`fused_contract`): the sum, then on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+from regions.epilogue import Epilogue, split
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
-from regions.pointwise import preloaded
 from regions.reduce import LONG_SUM
 from regions.skeleton import (
     BODY_MARK,
+    SET_RESULT,
     Contract,
     facts_text,
     launch_info,
     loop_head,
+    region_signature,
     role_lines,
-    signature_line,
     step_code,
 )
 
@@ -28,45 +29,13 @@ MATMUL = {"torch.matmul", "torch.mm", "torch.bmm", "torch.nn.functional.linear"}
 CONV = {f"torch.nn.functional.conv{t}{d}d": d for d in (1, 2, 3) for t in ("", "_transpose")}
 
 
-@dataclass
-class _Epilogue:
-    """What a product's skeleton gains when its pointwise epilogue is fused into it (aggressive ambition):
-    the epilogue's operands loaded at the output element before the body, its steps after `result`."""
-
-    region: Region  # the whole fused region: the signature and the launch read all of its inputs
-    loads: str = ""
-    todo: str = ""
-    last: str = "result"
-    notes: dict[str, str] = field(default_factory=dict)  # role notes of the epilogue's operands
-    then: str = ""  # the role line's tail: what the body writes after the sum
-
-
 def fused_contract(region: Region, names: dict[str, str]) -> Contract:
     """A product and its epilogue in one kernel: the product's skeleton, the sum named `result`, then one
     line per epilogue step reading it (the steps are renumbered t1, t2, ... after `result`)."""
-    product, *epilogue = region.steps
-    if any(s.target in MATMUL | set(CONV) for s in epilogue):
+    if any(s.target in MATMUL | set(CONV) for s in region.steps[1:]):
         raise RegionError(f"{region.id}: only one product per region has a contract")
-    read = set(product.args) | {str(v) for _, v in product.kwargs}
-    own = [t for t in region.inputs if t.name in read]
-    core = Region(region.id, "contraction", region.nodes[:1], own, product.out, [product])
-    names = {**names, product.out.name: "result"}
-    names.update({s.out.name: f"t{k}" for k, s in enumerate(epilogue, 1)})
-    operands = [t for t in region.inputs if t not in own]
-    dims, loads = preloaded(operands, region.output.shape, names, "        ", rest="e")
-    last = f"t{len(epilogue)}"
-    extra = _Epilogue(
-        region,
-        loads=dims + loads,
-        todo="        // then one line per step, in order:\n"
-        + "".join(f"        // {step_code(s, names)}\n" for s in epilogue),
-        last=last,
-        notes={t.name: " (loaded at this element: use the value)" for t in operands},
-        then="; then write `float t1 = ...;`"
-        + (f" to `float {last} = ...;`" if last != "t1" else "")
-        + " from it, one line per step",
-    )
-    build = matmul_contract if product.target in MATMUL else conv_contract
+    core, names, extra = split(region, names, "result")
+    build = matmul_contract if core.steps[0].target in MATMUL else conv_contract
     return build(core, names, extra)
 
 
@@ -117,7 +86,7 @@ def operands(region: Region, names: dict[str, str]) -> Operands:
     )
 
 
-def matmul_contract(region: Region, names: dict[str, str], extra: _Epilogue | None = None) -> Contract:
+def matmul_contract(region: Region, names: dict[str, str], extra: Epilogue | None = None) -> Contract:
     (step,) = region.steps
     out = region.output
     a, b, *rest = region.inputs
@@ -126,8 +95,8 @@ def matmul_contract(region: Region, names: dict[str, str], extra: _Epilogue | No
     a_at, b_at = ops.a_at, ops.b_at
     kernel = f"region_{region.id}"
     an, bn = names[a.name], names[b.name]
-    whole = extra or _Epilogue(region)
-    sig = _signature(kernel, whole.region, names)
+    whole = extra or Epilogue(region)
+    sig = region_signature(kernel, whole.region, names)
     accessors = [
         f"        auto {an} = [&](int64_t k) -> float {{ return {a_at}; }};  // {an}[.., m, k]",
         f"        auto {bn} = [&](int64_t k) -> float {{ return {b_at}; }};  // "
@@ -140,7 +109,7 @@ def matmul_contract(region: Region, names: dict[str, str], extra: _Epilogue | No
     result = (
         f"        double result = 0.0;  // K = {k_dim} terms: add every {an}(k) * {bn}(k) to it (double)\n"
         if wide
-        else "        float result;  // set it\n"
+        else f"{SET_RESULT}\n"
     )
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t M = {m_rows}, N = {n_cols}, K = {k_dim};\n{loop_head('n')}"
@@ -167,12 +136,7 @@ def matmul_contract(region: Region, names: dict[str, str], extra: _Epilogue | No
     return contract
 
 
-def _signature(kernel: str, region: Region, names: dict[str, str]) -> str:
-    scalars = [names[s] for s, _ in region.scalars]
-    return signature_line(kernel, [names[t.name] for t in region.inputs], "out", scalars, ["n"])
-
-
-def conv_contract(region: Region, names: dict[str, str], extra: _Epilogue | None = None) -> Contract:
+def conv_contract(region: Region, names: dict[str, str], extra: Epilogue | None = None) -> Contract:
     """Direct convolution: one thread per output element; x(c, k...) reads the input under the filter
     tap (0 in the padding), w(c, k...) the filter; the model writes the sum over c and the taps. In a
     grouped (or depthwise) convolution c runs over the output channel's own group: the accessor adds the
@@ -192,8 +156,8 @@ def conv_contract(region: Region, names: dict[str, str], extra: _Epilogue | None
     )
     channels = x.shape[1] // groups  # C: the input channels one output channel reads
     xn, wn = names[x.name], names[w.name]
-    whole = extra or _Epilogue(region)
-    sig = _signature(f"region_{region.id}", whole.region, names)
+    whole = extra or Epilogue(region)
+    sig = region_signature(f"region_{region.id}", whole.region, names)
     ks = ", ".join(f"int64_t k{j}" for j in range(dims))
     coords = ["        int64_t rest = i;"]
     for j in range(dims - 1, -1, -1):
@@ -239,7 +203,7 @@ def conv_contract(region: Region, names: dict[str, str], extra: _Epilogue | None
         + "\n".join(coords)
         + "\n"
         + "\n".join(accessors)
-        + f"\n{whole.loads}        // {step_code(step, names)}\n        float result;  // set it\n"
+        + f"\n{whole.loads}        // {step_code(step, names)}\n{SET_RESULT}\n"
         + f"{whole.todo}{BODY_MARK}"
     )
     tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"

@@ -15,13 +15,13 @@ from regions.trace import Traced, trace_source
 
 
 def cut(traced: Traced, ambition: str) -> list[Region]:
-    """The partition the ambition works on. Aggressive fuses each product's pointwise epilogue into it,
-    except where no contract fits the fused region (a transposed convolution): that epilogue stays a map
-    region of its own, which does have one."""
+    """The partition the ambition works on. Aggressive fuses the pointwise epilogue of each product,
+    pooling window and reduction into it, except where no contract fits the fused region (an addmm, a
+    softmax that writes its row): that epilogue stays a map region of its own, which does have one."""
     if ambition != "aggressive":
         return partition(traced)
     regions = partition(traced, fuse_epilogues=True)
-    fused = [r for r in regions if r.kind == "contraction" and len(r.steps) > 1]
+    fused = [r for r in regions if r.kind != "map" and len(r.steps) > 1]
     fits = {region.id for region, _ in contracted(fused)[0]}
     apart = frozenset(r.nodes[0] for r in fused if r.id not in fits)
     return partition(traced, fuse_epilogues=True, apart=apart) if apart else regions

@@ -43,6 +43,8 @@ REDUCE = (
     )
     | {"torch.linalg.vector_norm"}
 )
+# The kinds whose kernel can take the pointwise steps after it (aggressive ambition)
+FUSES_EPILOGUE: frozenset[Kind] = frozenset({"contraction", "window", "reduce"})
 CONTRACTION = frozenset(
     {"torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.nn.functional.linear"}
 ) | frozenset(f"torch.nn.functional.conv{t}{d}d" for t in ("", "_transpose") for d in (1, 2, 3))
@@ -53,10 +55,11 @@ def partition(
 ) -> list[Region]:
     """Regions in graph order (ordered by their output node), ids r0, r1, ...
 
-    With `fuse_epilogues` (the aggressive ambition) a contraction whose only user is a map region of its
-    own shape joins that region: one kernel computes the product and its pointwise epilogue, and the
-    product never makes a round trip through memory. Such a region is a contraction whose first step is
-    the product. Products named in `apart` keep their epilogue apart (no contract fits them fused)."""
+    With `fuse_epilogues` (the aggressive ambition) a product, pooling window or reduction whose only
+    user is a map region of its own output's shape joins that region: one kernel computes the core op and
+    its pointwise epilogue (regions.epilogue), and the core's output never makes a round trip through
+    memory. Such a region has the core's kind, its first step the core op. Cores whose first node is
+    named in `apart` keep their epilogue apart (no contract fits them fused)."""
     graph = traced.gm.graph
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     scalars = dict(traced.scalar_inputs)
@@ -70,14 +73,14 @@ def partition(
         group = [node]
         if kinds[node.name] == "map":
             joined = [p for p in node.all_input_nodes if p.name in groups and len(p.users) == 1]
-            maps = [p for p in joined if kinds[p.name] == "map" and not _has_product(groups[p.name], kinds)]
-            products = [
+            maps = [p for p in joined if kinds[groups[p.name][0].name] == "map"]
+            cores = [
                 p
                 for p in joined
                 if _is_epilogue_of(node, groups[p.name], kinds) and groups[p.name][0].name not in apart
             ]
-            if fuse_epilogues and len(products) == 1 and len(joined) == 1:
-                maps = products
+            if fuse_epilogues and len(cores) == 1 and len(joined) == 1:
+                maps = cores
             for producer in maps:
                 group = groups.pop(producer.name) + group
         groups[node.name] = sorted(group, key=lambda n: order[n.name])
@@ -87,23 +90,21 @@ def partition(
     ]
 
 
-def _has_product(nodes: list[torch.fx.Node], kinds: dict[str, Kind]) -> bool:
-    return any(kinds[n.name] == "contraction" for n in nodes)
-
-
 def _is_epilogue_of(node: torch.fx.Node, producer: list[torch.fx.Node], kinds: dict[str, Kind]) -> bool:
-    """`node` (a map) can extend the group ending at `producer`: a contraction, alone or with its epilogue
-    so far, computing a tensor of the node's own shape (the epilogue runs at the product's elements)."""
+    """`node` (a map) can extend the group ending at `producer`: a core op (product, window, reduction),
+    alone or with its epilogue so far, computing a tensor of the node's own shape (the epilogue runs at
+    the core's output elements)."""
     first, last = producer[0], producer[-1]
     return (
-        kinds[first.name] == "contraction"
+        kinds[first.name] in FUSES_EPILOGUE
         and all(kinds[n.name] == "map" for n in producer[1:])
         and tensor_info(last).shape == tensor_info(node).shape == tensor_info(first).shape
     )
 
 
 def _group_kind(nodes: list[torch.fx.Node], kinds: dict[str, Kind]) -> Kind:
-    return "contraction" if _has_product(nodes, kinds) else kinds[nodes[-1].name]
+    """A map chain is a map; a core op with its epilogue has the core's kind."""
+    return kinds[nodes[0].name]
 
 
 def _kind(node: torch.fx.Node, traced: Traced, scalars: dict[str, float]) -> Kind:

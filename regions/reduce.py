@@ -16,10 +16,12 @@ import ast
 from dataclasses import dataclass
 from math import prod
 
+from regions.epilogue import Epilogue, split
 from regions.library import PRELUDE
 from regions.model import Region, RegionError, Step
 from regions.skeleton import (
     BODY_MARK,
+    SET_RESULT,
     Contract,
     facts_text,
     launch_info,
@@ -185,8 +187,17 @@ def _digit(var: str, dims: tuple[tuple[int, int], ...], j: int) -> str:
 
 
 def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
-    """The contract of a one-step reduction region (its op in REDUCE_OPS)."""
-    (step,) = region.steps
+    """The contract of a reduction region (its op in REDUCE_OPS), alone or, for a fold to one value per
+    row, with its fused epilogue (regions.epilogue: the framework then folds the row itself and the body
+    writes the steps, reading `reduced` where the fold is finished, a mean's division)."""
+    step = region.steps[0]
+    fold = FOLDS.get(step.target)
+    whole = Epilogue(region)
+    fused = len(region.steps) > 1
+    if fused:
+        if fold is None:
+            raise RegionError(f"{region.id}: a {step.target} has no fold of the framework's to fuse after")
+        region, names, whole = split(region, names, "result" if fold.store == "result" else "reduced")
     x, *params = region.inputs
     layout = rows_of(step, x.shape)
     length = layout.length
@@ -195,9 +206,9 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     index = INDEX_OPS.get(step.target)
     sig = signature_line(
         kernel,
-        [names[t.name] for t in region.inputs],
+        [names[t.name] for t in whole.region.inputs],
         "out",
-        [names[s] for s, _ in region.scalars],
+        [names[s] for s, _ in whole.region.scalars],
         ["n"],
         "int64_t" if index else "float",
     )
@@ -211,7 +222,6 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     if rowwise:
         accessors.append(f"        auto out = [&](int64_t k) -> float& {{ return p_out[base + {at}]; }};")
     accessors += _statistics(region, step, xn, length)
-    fold = FOLDS.get(step.target)
     wide = bool(fold and fold.wide and (length > LONG_SUM or step.target in _SPREAD))
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
@@ -223,24 +233,41 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
             if length > LONG_SUM and not fold
             else ""
         )
-        + _result_line(rowwise, index, fold, wide, xn, step.target in _EACH)
-        + BODY_MARK
+        + (
+            _folded(fold, wide, xn)
+            if fused and fold
+            else _result_line(rowwise, index, fold, wide, xn, step.target in _EACH)
+        )
+        + f"{whole.loads}{whole.todo}{BODY_MARK}"
     )
-    store = "" if rowwise else f"        p_out[i] = {_stored(index, fold)};\n"
+    stored = whole.last if fused else _stored(index, fold)
+    store = "" if rowwise else f"        p_out[i] = {stored};\n"
     tail = ("        }\n" if step.target in _EACH else "") + store + "    }\n}\n"
     what = "out(k) for k in [0, R)" if rowwise else ("`best` and `index`" if index else "`result`")
-    roles = role_lines(region, names, {x.name: f" read as {xn}(k), k in [0, R) along the reduced dims"})
+    if fused and fold:  # the framework folds: what is left is the steps
+        what = f"the framework folds it into `result` ({fold.rule.format(x=xn)})" + (
+            f" and `reduced` is the finished value, {fold.store}" if fold.store != "result" else ""
+        )
+    else:
+        what = f"compute {what}"
+    notes = {x.name: f" read as {xn}(k), k in [0, R) along the reduced dims", **whole.notes}
+    roles = role_lines(whole.region, names, notes)
     roles.insert(
-        0, f"- each thread handles one row: {layout.rows} rows of R = {length} elements; compute {what}"
+        0,
+        f"- each thread handles one row: {layout.rows} rows of R = {length} elements; {what}" + whole.then,
     )
-    told = _told(step.target, xn, index, fold)
+    told = "" if fused else _told(step.target, xn, index, fold)
     if told:
         roles.insert(1, told)
-    launch = launch_info(region, kernel, layout.rows)
+    launch = launch_info(whole.region, kernel, layout.rows)
     if index:
         launch["output_dtype"] = "int64"
     contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
-    contract.facts = facts_text(region, names, head, roles)
+    contract.facts = facts_text(whole.region, names, head, roles)
+    contract.value = whole.value
+    if fused:  # the fold is the framework's: the body reads only the epilogue's operands
+        contract.reads = [names[t.name] for t in whole.region.inputs if t is not x]
+        return contract
     contract.hints = {
         "k": "the counter of the loop your body writes over the row: `for (int64_t k = 0; k < R; ++k)` "
         "around the lines that use it (one thread does the whole row, so k is never a thread index)"
@@ -248,6 +275,27 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     if step.target not in _EACH:
         contract.loop = "for (int64_t k = 0; k < R; ++k)"
     return contract
+
+
+def fold_code(fold: Fold, xn: str) -> str:
+    """The loop that folds a row into `result` by the fold's rule (C, one statement)."""
+    loop = "for (int64_t k = 0; k < R; ++k)"
+    if "row_mean" in fold.rule:
+        return f"{loop} {{\n    const float d = {xn}(k) - row_mean;\n    result += d * d;\n}}"
+    return f"{loop} {fold.rule.format(x=xn)};"
+
+
+def _folded(fold: Fold, wide: bool, xn: str) -> str:
+    """A fused reduction's fold, the framework's: `result` declared, the loop, and the finished value
+    `reduced` where the fold's store is more than `result` (a mean's division)."""
+    kind, start = ("double", fold.start.removesuffix("f")) if wide else ("float", fold.start)
+    code = "\n".join(f"        {line}" for line in fold_code(fold, xn).splitlines())
+    finished = (
+        f"        const float reduced = {fold.store};  // the finished value\n"
+        if fold.store != "result"
+        else ""
+    )
+    return f"        {kind} result = {start};\n{code}\n{finished}"
 
 
 def _statistics(region: Region, step: Step, xn: str, length: int) -> list[str]:
@@ -349,7 +397,7 @@ def _result_line(
             f"        {kind} result = {start};  // for each k: {fold.rule.format(x=xn)}; "
             f"the framework stores {fold.store}\n"
         )
-    return "        float result;  // set it\n"
+    return f"{SET_RESULT}\n"
 
 
 def _stored(index: tuple[str, str, str] | None, fold: Fold | None) -> str:

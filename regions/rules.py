@@ -15,7 +15,7 @@ from typing import Any
 
 from regions.contract import Contract
 from regions.model import Region, Step
-from regions.reduce import FOLDS, INDEX_OPS
+from regions.reduce import FOLDS, INDEX_OPS, fold_code
 from regions.skeleton import c_names
 
 Args = list[str]
@@ -26,19 +26,31 @@ def rule_body(region: Region, contract: Contract) -> str | None:
     """The body of `contract` written by rule, or None where no rule covers the region."""
     names = c_names(region)
     if region.kind == "map":
-        lines = [_map_line(k, step, names) for k, step in enumerate(region.steps, 1)]
-        return None if None in lines else "\n".join(lines)  # type: ignore[arg-type]
-    if len(region.steps) != 1:
-        return None  # a product with its epilogue fused: the aggressive contract, no rule yet
-    step = region.steps[0]
+        return _lines(region.steps, names)
+    step, *epilogue = region.steps
     ins = [names[t.name] for t in region.inputs]
-    if region.kind == "reduce":
-        return _reduce(step.target, ins)
-    if region.kind == "window":
-        return _window(step.target, ins[0], contract.facts)
-    if region.kind == "contraction":
-        return _contraction(step.target, ins, contract.facts, contract.head)
-    return None
+    core: str | None = None
+    if epilogue and region.kind in ("window", "reduce"):
+        core = ""  # a fused window's or reduction's fold is the skeleton's (regions.epilogue)
+    elif region.kind == "reduce":
+        core = _reduce(step.target, ins)
+    elif region.kind == "window":
+        core = _window(step.target, ins[0], contract.facts)
+    elif region.kind == "contraction":
+        core = _contraction(step.target, ins, contract.facts, contract.head)
+    if core is None or not epilogue:
+        return core
+    # a fused epilogue (aggressive): its steps read the core's value and are numbered from t1 after it
+    names = {**names, step.out.name: contract.value}
+    names.update({s.out.name: f"t{k}" for k, s in enumerate(epilogue, 1)})
+    lines = _lines(epilogue, names)
+    return None if lines is None else "\n".join(part for part in (core, lines) if part)
+
+
+def _lines(steps: list[Step], names: dict[str, str]) -> str | None:
+    """One line per pointwise step, or None where one has no rule."""
+    lines = [_map_line(k, step, names) for k, step in enumerate(steps, 1)]
+    return None if None in lines else "\n".join(lines)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- map
@@ -168,10 +180,7 @@ def _reduce(target: str, ins: list[str]) -> str | None:
     x = ins[0]
     loop = "for (int64_t k = 0; k < R; ++k)"
     if target in FOLDS:
-        fold = FOLDS[target]
-        if "row_mean" in fold.rule:
-            return f"{loop} {{\n    const float d = {x}(k) - row_mean;\n    result += d * d;\n}}"
-        return f"{loop} {fold.rule.format(x=x)};"
+        return fold_code(FOLDS[target], x)
     if target in INDEX_OPS:
         better = INDEX_OPS[target][1]
         return f"{loop}\n    if ({x}(k) {better} best) {{ best = {x}(k); index = k; }}"

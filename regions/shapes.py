@@ -33,6 +33,7 @@ from regions.pointwise import preloaded
 from regions.reduce import FOLDS, LONG_SUM, rows_of
 from regions.skeleton import (
     BODY_MARK,
+    SET_RESULT,
     Contract,
     c_names,
     facts_text,
@@ -109,7 +110,7 @@ def tiled(region: Region) -> Contract:
         f"        auto {bn} = [&](int64_t k) -> float {{ return tile_b[k][tx]; }};  // "
         + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
         + f"\n        // {step_code(region.steps[0], names)}\n"
-        + "        float result;  // set it: the sum over this slice\n"
+        + f"{SET_RESULT}: the sum over this slice\n"
         f"{BODY_MARK}"
     )
     tail = (
@@ -211,7 +212,7 @@ def _share_result(target: str, xn: str) -> str:
     """`result` as the first contract declared it, over this thread's share: a fold starts at its start."""
     fold = FOLDS.get(target)
     if fold is None:
-        return "        float result;  // set it\n"
+        return f"{SET_RESULT}\n"
     return f"        float result = {fold.start};  // for each k: {fold.rule.format(x=xn)}\n"
 
 

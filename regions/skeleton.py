@@ -14,6 +14,8 @@ from regions.library import GLOSSARY, HELPERS
 from regions.model import Region, Step
 
 BODY_MARK = "        // ---- your code: from here ----"
+# A `result` the body must set itself (a product's sum): regions.check refuses a body that never does
+SET_RESULT = "        float result;  // set it"
 _C_KEYWORDS = {
     "auto",
     "break",
@@ -71,6 +73,12 @@ class Contract:
     # The loop the body itself writes over the reduced counter k (a fold's or an arg-reduction's), when the
     # skeleton leaves it to the body: a body that reads k without it gets it (regions.check.extract_body).
     loop: str = ""
+    # The name a fused epilogue's steps read the core op's value by (regions.epilogue): `result`, or
+    # `pooled` / `reduced` where the framework finishes its fold (an average's divisor).
+    value: str = "result"
+    # The inputs the body itself must read (regions.check refuses a body that leaves one out); None: every
+    # input of the signature. A fused window's or reduction's input is read by the framework's fold.
+    reads: list[str] | None = None
 
     def assemble(self, body: str) -> str:
         """The whole kernel source with the model's body in place (indented under the marker)."""
@@ -134,6 +142,12 @@ def signature_line(
     params = [f"const float* __restrict__ p_{p}" for p in pointers] + [f"{out_type}* __restrict__ p_{out}"]
     params += [f"float {s}" for s in scalars] + [f"int64_t {c}" for c in counts]
     return f'extern "C" __global__ void {name}({", ".join(params)})'
+
+
+def region_signature(name: str, region: Region, names: dict[str, str]) -> str:
+    """The signature of a kernel over all of the region's inputs and scalars, writing a float `out`."""
+    scalars = [names[s] for s, _ in region.scalars]
+    return signature_line(name, [names[t.name] for t in region.inputs], "out", scalars, ["n"])
 
 
 def loop_head(count: str) -> str:

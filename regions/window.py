@@ -11,7 +11,8 @@ clipped at the padded edge). What is left to the model is the loop over the wind
 into `result`. Measured with the embedded 1.5B (CPU emulation): asked to set `result` to the average
 itself, it stored `p_out[i]` by hand and called kg_max with nine arguments; asked to fold, it wrote the
 fold without its loops (6 of 37) or divided by `count` itself (1 of 37); an undefined loop counter is
-now answered with its loop, and the divisor is out of the body's scope.
+now answered with its loop, and the divisor is out of the body's scope. With a fused epilogue (aggressive)
+the loops and the fold are the framework's too and the body writes the steps after them (regions.epilogue).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
+from regions.epilogue import Epilogue, split
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.skeleton import (
@@ -27,8 +29,8 @@ from regions.skeleton import (
     facts_text,
     launch_info,
     loop_head,
+    region_signature,
     role_lines,
-    signature_line,
 )
 
 
@@ -48,9 +50,16 @@ _OFFSETS = {1: ("a",), 2: ("a", "b"), 3: ("a", "b", "c")}
 
 
 def window_contract(region: Region, names: dict[str, str]) -> Contract:
-    """The contract of a one-step pooling region; RegionError for what it does not cover (a pooled input
-    that is not the op's first argument, indices returned)."""
-    (step,) = region.steps
+    """The contract of a pooling region, alone or with its fused epilogue (regions.epilogue: the framework
+    then folds the window itself and the body writes the steps, an average's reading `pooled`);
+    RegionError for what it does not cover (a pooled input that is not the op's first argument, indices
+    returned)."""
+    step = region.steps[0]
+    is_max = step.target in MAX_POOL or step.target in ADAPTIVE_MAX
+    whole = Epilogue(region)
+    fused = len(region.steps) > 1
+    if fused:
+        region, names, whole = split(region, names, "result" if is_max else "pooled")
     dims = WINDOW[step.target]
     (x,) = region.inputs
     args = dict(step.kwargs)
@@ -61,11 +70,10 @@ def window_contract(region: Region, names: dict[str, str]) -> Contract:
     if lead < 0 or tuple(x.shape[:lead]) != tuple(out.shape[:lead]):
         raise RegionError(f"{region.id}: pooling input {x.shape} and output {out.shape} do not line up")
     size_in, size_out = x.shape[lead:], out.shape[lead:]
-    is_max = step.target in MAX_POOL or step.target in ADAPTIVE_MAX
     adaptive = step.target in ADAPTIVE_AVG or step.target in ADAPTIVE_MAX
     xn = names[x.name]
     kernel = f"region_{region.id}"
-    sig = signature_line(kernel, [xn], "out", [names[s] for s, _ in region.scalars], ["n"])
+    sig = region_signature(kernel, whole.region, names)
     sizes, offsets = _SIZES[dims], _OFFSETS[dims]
     lines = _unravel_positions(size_out)
     lines.append(f"        const float* p_plane = p_{xn} + plane * {prod(size_in)};")
@@ -97,7 +105,15 @@ def window_contract(region: Region, names: dict[str, str]) -> Contract:
     value = f"({inside}) ? {read} : {neutral}" if inside else read
     lines.append(f"        auto {xn} = [&]({params}) -> float {{ {positions} return {value}; }};")
     reads = f"{xn}({', '.join(offsets)})"
-    if is_max:
+    counters = [f"for (int64_t {o} = 0; {o} < {s}; ++{o})" for o, s in zip(offsets, sizes, strict=True)]
+    fold = f"result = fmaxf(result, {reads});" if is_max else f"result += {reads};"
+    if fused:  # the framework owns the loop nest and the fold; the body writes the steps after it
+        lines.append(f"        float result = {neutral};")
+        lines.append(f"        {' '.join(counters)} {fold}  // {'the max' if is_max else 'the sum'}")
+        if not is_max:
+            lines.append(f"        const float pooled = result / ({count});  // the average")
+        tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
+    elif is_max:
         lines.append(f"        float result = -INFINITY;  // fold every {reads} into it with fmaxf")
         tail = "        p_out[i] = result;\n    }\n}\n"
     else:
@@ -110,39 +126,56 @@ def window_contract(region: Region, names: dict[str, str]) -> Contract:
             f"        const float count = {count};  // the average's divisor, PyTorch's rule\n"
             "        p_out[i] = result / count;\n    }\n}\n"
         )
-    head = f"{PRELUDE}\n{sig} {{\n{loop_head('n')}" + "\n".join(lines) + f"\n{BODY_MARK}"
+    head = (
+        f"{PRELUDE}\n{sig} {{\n{loop_head('n')}"
+        + "\n".join(lines)
+        + f"\n{whole.loads}{whole.todo}{BODY_MARK}"
+    )
     window = " x ".join(sizes)
     ranges = ", ".join(f"{o} in [0, {s})" for o, s in zip(offsets, sizes, strict=True))
     where = (
         "padding or past the input reads as " + neutral if inside else "every position is inside the input"
     )
-    roles = role_lines(region, names, {x.name: f" read through the window as {reads}, {ranges}; {where}"})
+    notes = {x.name: f" read through the window as {reads}, {ranges}; {where}", **whole.notes}
+    roles = role_lines(whole.region, names, notes)
+    if fused:
+        what = (
+            "; the framework folds it into `result`, the max"
+            if is_max
+            else "; the framework sums it into `result`, and `pooled` is the average (PyTorch's divisor)"
+        )
+    elif is_max:
+        what = "; loop over it and fold every value into `result` with fmaxf (it starts at -INFINITY)"
+    else:
+        what = (
+            "; loop over it and add every value to `result` (it starts at 0): after your body the "
+            "framework divides the sum by the divisor PyTorch's rule gives this output"
+        )
     roles.insert(
         0,
         f"- each thread computes one output element ({out.numel} of them): its window is {window}"
         + (" (sizes differ from one output to the next)" if adaptive else "")
-        + (
-            "; loop over it and fold every value into `result` with fmaxf (it starts at -INFINITY)"
-            if is_max
-            else "; loop over it and add every value to `result` (it starts at 0): after your body the "
-            "framework divides the sum by the divisor PyTorch's rule gives this output"
-        ),
+        + what
+        + whole.then,
     )
     contract = Contract(
-        region.id, "window", kernel, sig, head, tail, "", launch_info(region, kernel, out.numel)
+        region.id, "window", kernel, sig, head, tail, "", launch_info(whole.region, kernel, out.numel)
     )
-    counters = [f"for (int64_t {o} = 0; {o} < {s}; ++{o})" for o, s in zip(offsets, sizes, strict=True)]
-    contract.hints = {
-        o: f"a loop counter your body declares: write the loop `{loop}` around the line that uses it"
-        for o, loop in zip(offsets, counters, strict=True)
-    }
-    if not is_max:
+    contract.value = whole.value
+    contract.reads = [names[t.name] for t in whole.region.inputs if t is not x] if fused else None
+    if not fused:
+        contract.hints = {
+            o: f"a loop counter your body declares: write the loop `{loop}` around the line that uses it"
+            for o, loop in zip(offsets, counters, strict=True)
+        }
+    if not is_max and not fused:
         contract.hints["count"] = (
             "the framework divides `result` by the divisor after your body: leave the sum"
         )
-    loops = " ".join(f"{loop} {{" for loop in counters)
-    roles.insert(1, f"- the loops over the window are yours to write: {loops} ... {'}' * dims}")
-    contract.facts = facts_text(region, names, head, roles)
+    if not fused:
+        loops = " ".join(f"{loop} {{" for loop in counters)
+        roles.insert(1, f"- the loops over the window are yours to write: {loops} ... {'}' * dims}")
+    contract.facts = facts_text(whole.region, names, head, roles)
     return contract
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|kinds|all]
+#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|kinds|fusion|all]
 #   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
@@ -166,6 +166,16 @@ run_shapes() {
   "$PY" -m evaluator run "${KG_SHAPES_JOBS:?set KG_SHAPES_JOBS}" --out "$OUT/shapes_verdicts.jsonl" \
     --cache-dir "$CACHE/shapes" --config "$BASELINE_CONFIG" 2>&1 | tr '\r' '\n' | tee "$OUT/shapes.log"
 }
+run_fusion() {
+  # epilogues fused into windows and reductions against the same bodies apart (benchmarks/fusion.py: by rule,
+  # products left to PyTorch), eager and torch.compile timed in the candidates' trials; resumable:
+  #   .venv/bin/python -m benchmarks.fusion jobs --jobs .device/fusion/jobs.jsonl   (here; carry .device)
+  #   KG_FUSION_JOBS=.device/fusion/jobs.jsonl scripts/gpu_suite.sh fusion   -> $OUT/fusion_verdicts.jsonl
+  #   then here: python -m benchmarks.fusion report --verdicts fusion_verdicts.jsonl --device "..."
+  timeout -k 20 --signal=INT "${KG_FUSION_BUDGET_S:-300}" "$PY" -m evaluator run \
+    "${KG_FUSION_JOBS:?set KG_FUSION_JOBS}" --out "$OUT/fusion_verdicts.jsonl" --cache-dir "$CACHE/fusion" \
+    --config "$PAPER_CONFIG" 2>&1 | tr '\r' '\n' | tail -20 > "$OUT/fusion.log"
+}
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
     ${KG_THROUGHPUT_ARGS:-} 2>&1 | tee "$OUT/throughput.log"
@@ -185,6 +195,7 @@ case "$what" in
   throughput) run_throughput ;;
   paper) run_paper ;;
   kinds) run_kinds ;;
+  fusion) run_fusion ;;
   all) run_suite; run_suite_regions; run_corpus; run_baseline; run_profiles; run_throughput ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
 esac

@@ -81,6 +81,13 @@ def test_extract_body_drops_what_the_model_repeated_from_the_skeleton() -> None:
     keyword = "float t2 = kg_leaky_relu(t1, negative_slope=0.01);\nfloat t3 = fmaxf(t2, b = 1.0f);"
     plain = "float t2 = kg_leaky_relu(t1, 0.01);\nfloat t3 = fmaxf(t2, 1.0f);"
     assert extract_body(keyword, contract) == plain
+    mode = "auto t1 = kg_gelu(pooled(), approximate='none');\nfloat t2 = kg_elu(kg_abs(t1), alpha = 1.0f);"
+    modeless = "auto t1 = kg_gelu(pooled());\nfloat t2 = kg_elu(kg_abs(t1), 1.0f);"
+    assert extract_body(mode, contract) == modeless
+    unended = "t1 = pooled() + bias\nfloat t2 = kg_tanh(t1)  \nfloat t3 = (t2\n    + 1.0f);"
+    assert extract_body(unended, contract) == (
+        "float t1 = pooled() + bias;\nfloat t2 = kg_tanh(t1);\nfloat t3 = (t2\n    + 1.0f);"
+    )
     loop = "for (int64_t k = 0, j = 0; k < 4; ++k) s += kg_max(s, x == y);"
     assert extract_body(loop, contract) == loop  # a loop's own `=`, and `==`, are not keywords
     inside = "for (int64_t k = 0; k < 4; ++k) {\n    s += t5;\n    p_out[i] = s;\n}"
@@ -256,3 +263,16 @@ def test_a_body_that_declares_the_skeletons_result_again_assigns_it(families_dir
     body = extract_body(answer, contract)
     assert body.splitlines()[:2] == ["result = 0.0f;", "float s = 0.0f;"]
     assert check(contract, body).ok
+
+
+def test_a_body_that_leaves_out_an_input_or_its_result_is_refused() -> None:
+    """A product's `result` starts unset, and every input takes part: a body of only the epilogue's line
+    reads garbage and neither operand."""
+    a, b, out = T("a", (4, 8), F), T("b", (8, 3), F), T("mm", (4, 3), F)
+    step = Step(out, "torch.matmul", ("a", "b"), (), "mm = torch.matmul(a, b)")
+    contract = render(Region("r0", "contraction", ["mm"], [a, b], out, [step]))
+    unset = check(contract, "float acc = 0.0f;  // result = acc later\nfloat t1 = acc / 2.0f;")
+    assert not unset.ok and [f["code"] for f in unset.lint] == ["unused"] * 3
+    assert "never reads `a`" in unset.errors and "`result` is never set" in unset.errors
+    summed = "float acc = 0.0f;\nfor (int64_t k = 0; k < K; ++k) acc += a(k) * b(k);\nresult = acc;"
+    assert check(contract, summed).ok

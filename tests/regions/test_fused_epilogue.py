@@ -13,6 +13,7 @@ from regions.check import check
 from regions.emulate import emulate
 from regions.offering import choose, contracted, cut
 from regions.partition import partition
+from regions.rules import rule_body
 from regions.trace import trace_problem
 
 SHARED_PRODUCT = """
@@ -166,3 +167,94 @@ def test_a_fused_kernel_is_strictly_correct_on_the_gpu(kernelbench_dir: Path, ev
     assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
     assert [r["verdict"] for r in verdict["evidence"]["regions"]] == ["correct"]
     assert verdict["evidence"]["custom"]["replaced"]
+
+
+POOL_CHAIN = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def forward(self, x, y):
+        a = torch.clamp(F.max_pool2d(x, 2), -0.5, 0.5)
+        b = torch.tanh(torch.mean(a, dim=(2, 3), keepdim=True))
+        c = F.gelu(F.avg_pool2d(y, 3, stride=2, padding=1)) * 2.0
+        return b + c
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 8, 10), torch.randn(2, 3, 9, 9)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+MAX_THEN_CLAMP = "float t1 = kg_clamp(result, -0.5f, 0.5f);"
+MEAN_THEN_TANH = "float t1 = kg_tanh(reduced);"
+AVERAGE_THEN_GELU = "float t1 = kg_gelu(pooled);\nfloat t2 = t1 * 2.0f;"
+
+
+def test_windows_and_reductions_fuse_the_maps_after_them() -> None:
+    """Aggressive: each pooling and the mean take the pointwise steps that read them; moderate keeps them
+    apart. The fold is the framework's, the body the steps; an average's and a mean's steps read the
+    finished value (the framework divides)."""
+    traced = trace_problem(problem_from_source(POOL_CHAIN, name="pool_chain"))
+    moderate = [(r.kind, len(r.steps)) for r in cut(traced, "moderate")]
+    assert moderate == [("window", 1), ("map", 1), ("reduce", 1), ("window", 1), ("map", 4)]
+    fit, unfit = contracted(cut(traced, "aggressive"))
+    fused = [("window", 2), ("reduce", 2), ("window", 3), ("map", 1)]
+    assert [(r.kind, len(r.steps)) for r, _ in fit] == fused and unfit == []
+    (_, pool), (_, mean), (_, average), _ = fit
+    assert "result = fmaxf(result, x(a, b));" in pool.head and pool.tail.startswith("        p_out[i] = t1;")
+    assert "for (int64_t k = 0; k < R; ++k) result += v_t1(k);" in mean.head
+    assert "const float reduced = (float)(result / R);" in mean.head
+    assert "// t1 = torch.tanh(reduced)" in mean.head
+    assert "const float pooled = result / (" in average.head
+    assert average.hints == {} and average.tail.startswith("        p_out[i] = t2;")
+    assert (pool.reads, mean.reads, average.reads) == ([], [], [])  # the framework's fold reads the input
+
+
+def test_fused_windows_and_reductions_compute_the_reference_on_the_cpu() -> None:
+    traced = trace_problem(problem_from_source(POOL_CHAIN, name="pool_chain"))
+    fit, _ = contracted(cut(traced, "aggressive"))
+    for (region, contract), body, wrong in zip(
+        fit[:3],
+        (MAX_THEN_CLAMP, MEAN_THEN_TANH, AVERAGE_THEN_GELU),
+        (("0.5f)", "0.4f)"), ("reduced", "(float)result"), ("pooled", "result")),
+        strict=True,
+    ):
+        assert check(contract, body).ok, region.id
+        assert emulate(region, contract, body).ok, region.id
+        bad = emulate(region, contract, body.replace(*wrong))
+        assert not bad.ok and "PyTorch gives" in bad.error, region.id
+
+
+def test_a_softmax_keeps_its_epilogue_apart() -> None:
+    """A softmax writes its row, no one value: the map after it stays a region of its own."""
+    source = POOL_CHAIN.replace(
+        "torch.tanh(torch.mean(a, dim=(2, 3), keepdim=True))",
+        "torch.mean(3.0 * torch.softmax(a, dim=1), dim=(2, 3), keepdim=True)",
+    )
+    traced = trace_problem(problem_from_source(source, name="softmax_chain"))
+    fit, unfit = contracted(cut(traced, "aggressive"))
+    assert [(r.kind, len(r.steps)) for r, _ in fit] == [
+        ("window", 2), ("reduce", 1), ("map", 1), ("reduce", 1), ("window", 3), ("map", 1),
+    ]  # fmt: skip
+    assert unfit == []
+
+
+def test_the_rules_write_fused_bodies(kernelbench_dir: Path) -> None:
+    """The no-model writer covers fused regions too: the core's rule, then one line per epilogue step
+    reading the core's value by the contract's name."""
+    traced = trace_problem(problem_from_source(POOL_CHAIN, name="pool_chain"))
+    fit, _ = contracted(cut(traced, "aggressive"))
+    shrunk = _problem(kernelbench_dir, 2, 9, cap=8)
+    fit += contracted(cut(trace_problem(shrunk), "aggressive"))[0]
+    assert [len(r.steps) for r, _ in fit] == [2, 2, 3, 1, 4]
+    for region, contract in fit:
+        body = rule_body(region, contract)
+        assert body is not None, region.id
+        assert emulate(region, contract, body).ok, (region.id, body)
+    assert rule_body(*fit[1]) == "float t1 = tanhf(reduced);"
