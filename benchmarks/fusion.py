@@ -9,8 +9,7 @@ run with eager and torch.compile timed in the candidates' own trials.
 
     python -m benchmarks.fusion jobs --jobs .device/fusion/jobs.jsonl            # here (CPU)
     KG_FUSION_JOBS=.device/fusion/jobs.jsonl scripts/gpu_suite.sh fusion      # GPU (carry .device)
-    python -m benchmarks.fusion report --verdicts fusion_verdicts.jsonl --jobs .device/fusion/jobs.jsonl \
-        --device "NVIDIA H200"                                                   # here
+    python -m benchmarks.fusion report --verdicts fusion_verdicts.jsonl --jobs .device/fusion/jobs.jsonl
 """
 
 from __future__ import annotations
@@ -143,8 +142,11 @@ def markdown(summary: dict[str, Any], device: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def report(verdicts_path: Path, jobs_path: Path, device: str, out: Path) -> int:
-    summary = summarise(list(read_jsonl(verdicts_path)), list(read_jsonl(jobs_path)))
+def report(verdicts_path: Path, jobs_path: Path, out: Path) -> int:
+    """summary.json and summary.md in `out`, the device named as the verdicts' evidence names it."""
+    verdicts = list(read_jsonl(verdicts_path))
+    summary = summarise(verdicts, list(read_jsonl(jobs_path)))
+    device = next((v["evidence"]["gpu"] for v in verdicts if (v.get("evidence") or {}).get("gpu")), "?")
     summary["device"] = device
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -164,12 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("report", help="the table from the GPU's verdicts")
     p.add_argument("--verdicts", type=Path, required=True)
     p.add_argument("--jobs", type=Path, required=True, help="the jobs file the verdicts answer")
-    p.add_argument("--device", required=True, help="the GPU that judged them, for the table")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.cmd == "jobs":
         return write_jobs(args.sets, args.jobs)
-    return report(args.verdicts, args.jobs, args.device, args.out)
+    return report(args.verdicts, args.jobs, args.out)
 
 
 if __name__ == "__main__":

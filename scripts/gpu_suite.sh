@@ -171,7 +171,7 @@ run_fusion() {
   # products left to PyTorch), eager and torch.compile timed in the candidates' trials; resumable:
   #   .venv/bin/python -m benchmarks.fusion jobs --jobs .device/fusion/jobs.jsonl   (here; carry .device)
   #   KG_FUSION_JOBS=.device/fusion/jobs.jsonl scripts/gpu_suite.sh fusion   -> $OUT/fusion_verdicts.jsonl
-  #   then here: python -m benchmarks.fusion report --verdicts fusion_verdicts.jsonl --device "..."
+  #   then here: python -m benchmarks.fusion report --verdicts fusion_verdicts.jsonl --jobs .device/fusion/jobs.jsonl
   timeout -k 20 --signal=INT "${KG_FUSION_BUDGET_S:-300}" "$PY" -m evaluator run \
     "${KG_FUSION_JOBS:?set KG_FUSION_JOBS}" --out "$OUT/fusion_verdicts.jsonl" --cache-dir "$CACHE/fusion" \
     --config "$PAPER_CONFIG" 2>&1 | tr '\r' '\n' | tail -20 > "$OUT/fusion.log"

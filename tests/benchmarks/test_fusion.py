@@ -64,3 +64,15 @@ def test_the_summary_compares_only_strictly_correct_pairs() -> None:
     assert a["apart"]["kernels"] == 2 and a["fused"]["kernels"] == 1
     assert summary["geomean_fused_over_apart"] == 1.5
     json.dumps(summary)
+
+
+def test_the_report_names_the_device_the_verdicts_name(tmp_path: Path) -> None:
+    jobs, verdicts = tmp_path / "jobs.jsonl", tmp_path / "verdicts.jsonl"
+    jobs.write_text(json.dumps({"job_id": "fusion:a/apart", "regions": [{}, {}]}) + "\n")
+    line = {"job_id": "fusion:a/apart", "correct_strict": True, "speedup_eager": 1.2}
+    line["evidence"] = {"gpu": "H9"}
+    verdicts.write_text(json.dumps(line) + "\n")
+    out = tmp_path / "out"
+    assert main(["report", "--verdicts", str(verdicts), "--jobs", str(jobs), "--out", str(out)]) == 0
+    assert json.loads((out / "summary.json").read_text())["device"] == "H9"
+    assert "| a | 2 / - | yes / no | 1.20x / - |" in (out / "summary.md").read_text()
