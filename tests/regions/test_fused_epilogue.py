@@ -169,6 +169,33 @@ def test_a_fused_kernel_is_strictly_correct_on_the_gpu(kernelbench_dir: Path, ev
     assert verdict["evidence"]["custom"]["replaced"]
 
 
+@pytest.mark.gpu
+def test_fused_windows_and_reductions_are_strictly_correct_on_the_gpu(
+    kernelbench_dir: Path, eval_cache: Path
+) -> None:
+    """Level 2's problem 10 at KernelBench's sizes: the max pool with its hardtanh and the mean with its
+    tanh, each one kernel with its body by rule, the transposed convolution left to PyTorch; judged whole
+    and each kernel alone against the PyTorch lines it replaces."""
+    from evaluator.api import evaluate_many
+    from evaluator.config import EvalConfig
+    from evaluator.jobs import Job
+    from regions.export import Written, export_program, region_markers
+
+    problem = _problem(kernelbench_dir, 2, 10)
+    written = [
+        Written(region, contract, rule_body(region, contract) or "")
+        for region, contract in contracted(cut(trace_problem(problem), "aggressive"))[0]
+        if region.kind != "contraction"
+    ]
+    assert [(w.region.kind, len(w.region.steps)) for w in written] == [("window", 2), ("reduce", 2)]
+    source = export_program(problem, written, "nvrtc")
+    job = Job("fused_folds", problem, source, code=source, extracted=True, regions=region_markers(written))
+    config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=3)
+    (verdict,) = evaluate_many([job], config)
+    assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
+    assert [r["verdict"] for r in verdict["evidence"]["regions"]] == ["correct", "correct"]
+
+
 POOL_CHAIN = """
 import torch
 import torch.nn as nn
