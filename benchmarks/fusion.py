@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks.regions import judged_on, region_job
 from graph.runner.jsonl import read_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,7 +60,6 @@ def write_jobs(sets: list[Path], jobs_path: Path) -> int:
     """`fusion:<problem>/apart` and `/fused` for every problem whose aggressive cut fuses an epilogue into
     a window or a reduction and so launches fewer kernels (where the moderate cut already folded the
     steps into a following map, as a batch norm's rsqrt, only where they run moves: not measured)."""
-    from benchmarks.regions import region_job
     from evaluator.problem import load_problems
     from regions.model import RegionError
 
@@ -146,7 +146,7 @@ def report(verdicts_path: Path, jobs_path: Path, out: Path) -> int:
     """summary.json and summary.md in `out`, the device named as the verdicts' evidence names it."""
     verdicts = list(read_jsonl(verdicts_path))
     summary = summarise(verdicts, list(read_jsonl(jobs_path)))
-    device = next((v["evidence"]["gpu"] for v in verdicts if (v.get("evidence") or {}).get("gpu")), "?")
+    device = judged_on(verdicts)
     summary["device"] = device
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

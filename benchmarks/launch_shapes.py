@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.regions import KERNELBENCH, RESULTS, RUNS, offered_region, region_job
+from benchmarks.regions import KERNELBENCH, RESULTS, RUNS, judged_on, offered_region, region_job
 from graph.runner.jsonl import read_jsonl
 
 CHOICES = RESULTS / "launch_shape_choices.jsonl"
@@ -203,7 +203,7 @@ def report(verdicts_path: Path, results: Path, choices: Path) -> int:
         print(f"no verdicts in {verdicts_path}", file=sys.stderr)
         return 1
     summary = summarise(verdicts, read_jsonl(choices))
-    device = next((v["evidence"].get("gpu") for v in verdicts if (v.get("evidence") or {}).get("gpu")), "?")
+    device = judged_on(verdicts)
     summary["device"] = device
     (results / "launch_shapes.json").write_text(json.dumps(summary, indent=1) + "\n")
     (results / "launch_shapes.md").write_text(markdown(summary, device))

@@ -49,6 +49,11 @@ def offered_region(problem: Problem) -> tuple[Region, Contract]:
     return offered(problem.source, "conservative")[0][0]
 
 
+def judged_on(verdicts: list[dict[str, Any]]) -> str:
+    """The GPU the verdicts' evidence names (the first that names one), for a report's heading."""
+    return next((v["evidence"]["gpu"] for v in verdicts if (v.get("evidence") or {}).get("gpu")), "?")
+
+
 def region_job(
     job_id: str, problem: Problem, written: list[Written], launcher: Launcher = "nvrtc"
 ) -> dict[str, Any]:

@@ -7,12 +7,12 @@ others where it did not fit the kind):
   stores the last step's value.
 - reduce: one thread per output row; the reduced elements read through an accessor `x(k)`; the model
   writes the loop(s) and either `result` or `out(k)` (regions.reduce).
-At aggressive ambition a product, window or reduction to `result` also computes the pointwise steps after
-it (regions.epilogue): one line per step after the core's value.
 - window (pooling, plain and adaptive, max and average): one thread per output element, the window placed
   by the framework (regions.window); the model loops over it through `x(a, b)`, folding into `result`.
 - contraction (matmul family and direct convolution): one thread per output element, operands through
   accessors `A(k)`, `B(k)` or `x(c, k...)`; the model writes the sum into `result`. Nothing is preloaded.
+At aggressive ambition a product, window or reduction to one value also computes the pointwise steps
+after it (regions.epilogue): one line per step after the core's value.
 Shapes are baked into the kernel as constants (KernelBench's shapes are fixed), so the signature holds
 only pointers, float32 scalars and the int64 element count. Each kind's skeleton lives in its module
 (pointwise, reduce, window, contraction); the shared pieces in `skeleton`.

@@ -25,8 +25,8 @@ from regions.skeleton import step_code
 class Epilogue:
     """What a core's skeleton gains from its fused epilogue: the whole region (the signature and the
     launch read all of its inputs), the name of the core's value, the operands' loads, the steps to write,
-    the name stored, the role notes of the operands, and the role line's tail (what the body writes after
-    the core's value). The empty one, `Epilogue(region)`, is a core alone."""
+    the name stored, the role notes of the operands, the role line's tail (what the body writes after the
+    core's value), and the operands' names. The empty one, `Epilogue(region)`, is a core alone."""
 
     region: Region
     value: str = "result"  # the name the steps read the core's value by
@@ -35,6 +35,7 @@ class Epilogue:
     last: str = "result"
     notes: dict[str, str] = field(default_factory=dict)
     then: str = ""
+    reads: list[str] = field(default_factory=list)  # the operands' C names: what the body itself reads
 
 
 def split(region: Region, names: dict[str, str], value: str) -> tuple[Region, dict[str, str], Epilogue]:
@@ -44,8 +45,7 @@ def split(region: Region, names: dict[str, str], value: str) -> tuple[Region, di
     read = set(core_step.args) | {str(v) for _, v in core_step.kwargs}
     own = [t for t in region.inputs if t.name in read]
     core = Region(region.id, region.kind, region.nodes[:1], own, core_step.out, [core_step])
-    names = {**names, core_step.out.name: value}
-    names.update({s.out.name: f"t{k}" for k, s in enumerate(steps, 1)})
+    names = step_names(region, names, value)
     operands = [t for t in region.inputs if t not in own]
     dims, loads = preloaded(operands, region.output.shape, names, "        ", rest="e")
     last = f"t{len(steps)}"
@@ -57,7 +57,14 @@ def split(region: Region, names: dict[str, str], value: str) -> tuple[Region, di
         + "".join(f"        // {step_code(s, names)}\n" for s in steps),
         last=last,
         notes={t.name: " (loaded at this element: use the value)" for t in operands},
+        reads=[names[t.name] for t in operands],
         then=f"; then write `float t1 = ...;`{f' to `float {last} = ...;`' if last != 't1' else ''} "
         f"from {'it' if value == 'result' else f'`{value}`'}, one line per step",
     )
     return core, names, epilogue
+
+
+def step_names(region: Region, names: dict[str, str], value: str) -> dict[str, str]:
+    """The C names of a fused region: its core's output read as `value`, the steps after it t1, t2, ..."""
+    core_step, *steps = region.steps
+    return {**names, core_step.out.name: value, **{s.out.name: f"t{k}" for k, s in enumerate(steps, 1)}}

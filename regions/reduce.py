@@ -266,7 +266,7 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     contract.facts = facts_text(whole.region, names, head, roles)
     contract.value = whole.value
     if fused:  # the fold is the framework's: the body reads only the epilogue's operands
-        contract.reads = [names[t.name] for t in whole.region.inputs if t is not x]
+        contract.reads = whole.reads
         return contract
     contract.hints = {
         "k": "the counter of the loop your body writes over the row: `for (int64_t k = 0; k < R; ++k)` "

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from regions.contract import Contract
+from regions.epilogue import step_names
 from regions.model import Region, Step
 from regions.reduce import FOLDS, INDEX_OPS, fold_code
 from regions.skeleton import c_names
@@ -41,9 +42,7 @@ def rule_body(region: Region, contract: Contract) -> str | None:
     if core is None or not epilogue:
         return core
     # a fused epilogue (aggressive): its steps read the core's value and are numbered from t1 after it
-    names = {**names, step.out.name: contract.value}
-    names.update({s.out.name: f"t{k}" for k, s in enumerate(epilogue, 1)})
-    lines = _lines(epilogue, names)
+    lines = _lines(epilogue, step_names(region, names, contract.value))
     return None if lines is None else "\n".join(part for part in (core, lines) if part)
 
 

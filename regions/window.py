@@ -162,17 +162,17 @@ def window_contract(region: Region, names: dict[str, str]) -> Contract:
         region.id, "window", kernel, sig, head, tail, "", launch_info(whole.region, kernel, out.numel)
     )
     contract.value = whole.value
-    contract.reads = [names[t.name] for t in whole.region.inputs if t is not x] if fused else None
-    if not fused:
+    if fused:  # the fold is the framework's: the body reads only the epilogue's operands
+        contract.reads = whole.reads
+    else:
         contract.hints = {
             o: f"a loop counter your body declares: write the loop `{loop}` around the line that uses it"
             for o, loop in zip(offsets, counters, strict=True)
         }
-    if not is_max and not fused:
-        contract.hints["count"] = (
-            "the framework divides `result` by the divisor after your body: leave the sum"
-        )
-    if not fused:
+        if not is_max:
+            contract.hints["count"] = (
+                "the framework divides `result` by the divisor after your body: leave the sum"
+            )
         loops = " ".join(f"{loop} {{" for loop in counters)
         roles.insert(1, f"- the loops over the window are yours to write: {loops} ... {'}' * dims}")
     contract.facts = facts_text(whole.region, names, head, roles)
