@@ -99,8 +99,7 @@ def run_candidate(spec: dict[str, Any], config: EvalConfig, result: Result) -> N
             limit.calls(2 * len(spec["regions"]), "regions")
             result.update(
                 regions=[
-                    judge_region(marker, cand_mod, config.seed, config.atol, config.rtol, dev)
-                    for marker in spec["regions"]
+                    judge_region(marker, cand_mod, config.seed, config, dev) for marker in spec["regions"]
                 ]
             )
         _check_and_time(spec, config, result, recorder, dev, call_ref, call_cand, gen, ref, limit)

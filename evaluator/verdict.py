@@ -127,6 +127,9 @@ class RegionCheck(TypedDict, total=False):
     max_abs_err: float  # ok, "values", "nan_inf": the largest finite |got - expected|
     max_rel_err: float  # the same relative to |expected|
     ref_max_abs: float  # the largest finite |expected|: the scale the errors are read against
+    # "values": the derived tolerance (evaluator.numerics, from the region's lines in float64) the largest
+    # error was judged against once allclose called elements off; ok says whether it stayed within
+    tolerance: float
 
 
 _COMPARED = frozenset(RegionCheck.__annotations__) - {"id", "verdict"}
