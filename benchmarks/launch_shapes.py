@@ -10,6 +10,7 @@ and its measured time on the first contract (benchmarks/results/regions/region_v
 report says what the chosen shapes measured.
 
     python -m benchmarks.launch_shapes jobs --jobs .device/shapes/jobs.jsonl          # here
+    python -m benchmarks.launch_shapes jobs --by-rule --jobs ...    # the same with the framework's bodies
     python -m benchmarks.launch_shapes choose                                         # here, the model
     python -m evaluator run JOBS --out VERDICTS --config '{"reference_compile": "baseline", ...}'  # GPU
     python -m benchmarks.launch_shapes report --verdicts VERDICTS                       # here
@@ -45,14 +46,31 @@ def _greedy(kernelbench: Path, samples: Path) -> list[tuple[Any, Any, Any, str]]
     return out
 
 
-def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path) -> int:
-    """`<problem>/first` and `<problem>/<shape>` for every shape a greedy body moves to unchanged."""
+def _by_rule(kernelbench: Path) -> list[tuple[Any, Any, Any, str]]:
+    """(problem, region, first contract, body) with the body the framework writes by rule (regions.rules:
+    the no-model writer), for every problem whose offered region a rule covers."""
+    from evaluator.problem import load_problems
+    from regions.rules import rule_body
+
+    out = []
+    for problem in load_problems(kernelbench):
+        region, first = offered_region(problem)
+        body = rule_body(region, first)
+        if body:
+            out.append((problem, region, first, body))
+    return out
+
+
+def write_jobs(kernelbench: Path, samples: Path, jobs_path: Path, by_rule: bool = False) -> int:
+    """`<problem>/first` and `<problem>/<shape>` for every shape a greedy body (or, by_rule, the
+    framework's own body) moves to unchanged."""
     from regions.check import check
     from regions.export import Written
     from regions.shapes import FIRST, moves_unchanged, shapes_for
 
     lines, skipped = [], []
-    for problem, region, first, body in _greedy(kernelbench, samples):
+    bodies = _by_rule(kernelbench) if by_rule else _greedy(kernelbench, samples)
+    for problem, region, first, body in bodies:
         menu = shapes_for(region)
         if not menu:
             skipped.append(f"{problem.key}: no launch shape fits its {region.kind} region")
@@ -163,16 +181,22 @@ def _why(verdict: dict[str, Any]) -> str:
     return failures
 
 
-def markdown(summary: dict[str, Any], device: str) -> str:
+def markdown(summary: dict[str, Any], device: str, by_rule: bool = False) -> str:
     def x(value: float | None) -> str:
         return f"{value:.2f}x" if value else "-"
 
+    whose = "the framework's rule-written bodies (no model)" if by_rule else "the model's greedy kernels"
     lines = [
-        "# Launch shapes on the model's greedy kernels",
+        f"# Launch shapes on {whose}",
         "",
         f"Measured on {device}; the same body on each shape, judged strictly in one run "
-        "(benchmarks/launch_shapes.py). `chosen`: the shape the embedded model picked for its correct "
-        "kernel, as the fast second asks it (`first` keeps the launch and asks for faster lines).",
+        "(benchmarks/launch_shapes.py)."
+        + (
+            ""
+            if by_rule
+            else " `chosen`: the shape the embedded model picked for its correct kernel, as the fast "
+            "second asks it (`first` keeps the launch and asks for faster lines)."
+        ),
         "",
         "| problem | shape | verdict | vs eager | vs compile | over first | chosen |",
         "|---|---|---|---|---|---|---|",
@@ -190,24 +214,27 @@ def markdown(summary: dict[str, Any], device: str) -> str:
         lines.append(
             f"- {shape}: geomean {x(g)} over the first contract on {summary['compared'][shape]} problems"
         )
-    lines.append(
-        f"- the model chose a new shape for {summary['chose_a_shape']} of {summary['choices']} correct "
-        f"kernels; {summary['chosen_and_faster']} of those choices measured faster than the first contract"
-    )
+    if not by_rule:
+        lines.append(
+            f"- the model chose a new shape for {summary['chose_a_shape']} of {summary['choices']} correct "
+            f"kernels; {summary['chosen_and_faster']} of those choices measured faster than the first "
+            "contract"
+        )
     return "\n".join(lines) + "\n"
 
 
-def report(verdicts_path: Path, results: Path, choices: Path) -> int:
+def report(verdicts_path: Path, results: Path, choices: Path, by_rule: bool = False) -> int:
     verdicts = read_jsonl(verdicts_path)
     if not verdicts:
         print(f"no verdicts in {verdicts_path}", file=sys.stderr)
         return 1
-    summary = summarise(verdicts, read_jsonl(choices))
+    summary = summarise(verdicts, [] if by_rule else read_jsonl(choices))
     device = judged_on(verdicts)
     summary["device"] = device
     (results / "launch_shapes.json").write_text(json.dumps(summary, indent=1) + "\n")
-    (results / "launch_shapes.md").write_text(markdown(summary, device))
-    print(markdown(summary, device))
+    text = markdown(summary, device, by_rule)
+    (results / "launch_shapes.md").write_text(text)
+    print(text)
     return 0
 
 
@@ -220,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     j.add_argument("--kernelbench", type=Path, default=KERNELBENCH)
     j.add_argument("--samples", type=Path, default=RUNS / "samples.jsonl")
     j.add_argument("--jobs", type=Path, required=True)
+    j.add_argument("--by-rule", action="store_true", help="the no-model writer's bodies, not the model's")
     c = sub.add_parser("choose")
     c.add_argument("--kernelbench", type=Path, default=KERNELBENCH)
     c.add_argument("--samples", type=Path, default=RUNS / "samples.jsonl")
@@ -229,12 +257,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--verdicts", type=Path, required=True)
     r.add_argument("--results", type=Path, default=RESULTS)
     r.add_argument("--choices", type=Path, default=CHOICES)
+    r.add_argument("--by-rule", action="store_true", help="the verdicts of `jobs --by-rule`")
     args = parser.parse_args(argv)
     if args.cmd == "jobs":
-        return write_jobs(args.kernelbench, args.samples, args.jobs)
+        return write_jobs(args.kernelbench, args.samples, args.jobs, args.by_rule)
     if args.cmd == "choose":
         return choose(args.kernelbench, args.samples, args.verdicts, args.out)
-    return report(args.verdicts, args.results, args.choices)
+    return report(args.verdicts, args.results, args.choices, args.by_rule)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,8 @@
 #   .venv/bin/python -m benchmarks.regions jobs --launcher load_inline --greedy-only --jobs .device/regions/jobs_kb.jsonl
 #   KG_REGION_KB_JOBS=.device/regions/jobs_kb.jsonl scripts/gpu_suite.sh regions_kb
 #     -> $OUT/region_kb_verdicts.jsonl
-# shapes: the model's greedy kernels on their first contract and on every launch shape they move to, one run:
+# shapes: the model's greedy kernels on their first contract and on every launch shape they move to, one run
+# (--by-rule: the framework's own bodies instead, benchmarks/results/launch_shapes_rules/README.md):
 #   .venv/bin/python -m benchmarks.launch_shapes jobs --jobs .device/shapes/jobs.jsonl
 #   KG_SHAPES_JOBS=.device/shapes/jobs.jsonl scripts/gpu_suite.sh shapes   -> $OUT/shapes_verdicts.jsonl
 #   then here: python -m benchmarks.launch_shapes choose (the model's picks); ... report --verdicts shapes_verdicts.jsonl

@@ -48,9 +48,30 @@ def test_jobs_send_each_greedy_body_on_its_first_contract_and_its_shapes(
     )
     lines = [json.loads(line) for line in jobs.read_text().splitlines()]
     ids = [j["job_id"].rsplit("/", 1)[1] for j in lines]
-    assert ids == ["first", "tiled", "first", "vector4"]  # greedy only; the matvec fits no shape
+    assert ids == ["first", "tiled", "blocked", "first", "vector4"]  # greedy only; the matvec fits none
     assert "block=(16, 16, 1)" in lines[1]["code"] and "block=" not in lines[0]["code"]
-    assert "make_float4(" in lines[3]["code"] and "make_float4(" not in lines[2]["code"]
+    assert "block=(256, 1, 1)" in lines[2]["code"] and "kg_total[8][8]" in lines[2]["code"]
+    assert "make_float4(" in lines[4]["code"] and "make_float4(" not in lines[3]["code"]
+
+
+def test_jobs_by_rule_send_the_frameworks_own_bodies(kernelbench_dir: Path, tmp_path: Path) -> None:
+    level = tmp_path / "kb" / "level1"
+    level.mkdir(parents=True)
+    for pid in (1, 5):
+        (src,) = (kernelbench_dir / "level1").glob(f"{pid}_*.py")
+        (level / src.name).write_text(src.read_text())
+    jobs = tmp_path / "jobs.jsonl"
+    assert main(["jobs", "--by-rule", "--kernelbench", str(tmp_path / "kb"), "--jobs", str(jobs)]) == 0
+    lines = [json.loads(line) for line in jobs.read_text().splitlines()]
+    assert [j["job_id"].split("_")[1] + "/" + j["job_id"].rsplit("/", 1)[1] for j in lines] == [
+        "p1/first",
+        "p1/tiled",
+        "p1/blocked",
+        "p5/first",
+        "p5/vector4",
+    ]
+    sums = "for (int64_t k = 0; k < K; ++k) acc += A(k) * B(k);"  # regions.rules' product body
+    assert all(sums in j["code"] for j in lines[:3]) and "float t1 = A * s;" in lines[4]["code"]
 
 
 def test_the_summary_compares_shapes_only_where_both_are_strictly_correct() -> None:

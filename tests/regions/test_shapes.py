@@ -15,10 +15,13 @@ from regions.model import RegionError
 from regions.offering import choose, contracted, cut
 from regions.shapes import (
     BLOCK_ROW,
+    BLOCKED,
     ROW_THREADS,
     TILE,
+    TILED,
     VECTOR4,
     block_rows,
+    blocked,
     moves_unchanged,
     shaped,
     shapes_for,
@@ -59,6 +62,25 @@ def test_products_the_shape_does_not_fit_say_why(kernelbench_dir: Path) -> None:
         tiled(parts[0][0])
 
 
+def test_blocked_products_run_the_body_once_per_output_of_a_threads_block(kernelbench_dir: Path) -> None:
+    """8 x 8 outputs per thread where the sum is float, 4 x 4 where it is kept in double (K > 4096); the
+    unrolled body reads each staged value once per slice for a whole row or column of outputs."""
+    from evaluator.regions.nvrtc import compile_kernel
+
+    for pid, per, grid in ((1, 8, [32, 32, 1]), (3, 8, [16, 4, 128]), (6, 4, [4, 4, 1])):
+        _, ((region, first),) = _offered(kernelbench_dir, 1, pid)
+        shaped = blocked(region)
+        assert check(first, SUM).ok and check(shaped, SUM).ok, pid
+        assert shaped.launch["block"] == [256, 1, 1] and shaped.launch["grid"] == grid, pid
+        assert f"kg_total[{per}][{per}]" in shaped.head and "const int64_t K = 8;" in shaped.facts
+    _, ((region, _),) = _offered(kernelbench_dir, 1, 1)
+    ptx = compile_kernel(blocked(region).head + SUM + "\n" + blocked(region).tail).ptx
+    assert ptx.count("ld.shared") == 8 * (8 + 8) and ptx.count("fma.rn.f32") == 8 * 8 * 8
+    _, ((vector, _),) = _offered(kernelbench_dir, 1, 4)
+    with pytest.raises(RegionError, match="fills no 64 x 64 tile"):
+        blocked(vector)
+
+
 def test_a_body_that_touches_memory_itself_does_not_move_to_tiles(kernelbench_dir: Path) -> None:
     """Measured: a greedy body's `p_out[m * N + j] = result;` ran once per slice on tiles, and the edge
     tiles' idle threads wrote into the next row: 115,319 wrong elements on level 1's problem 8."""
@@ -86,7 +108,8 @@ def test_each_kind_is_offered_the_shapes_that_fit_it(kernelbench_dir: Path) -> N
     _, temperature = _offered(kernelbench_dir, None, 3, "moderate")
     (softmax,) = [r for r, _ in temperature if r.kind == "reduce"]
     menus = [[s.name for s, _ in shapes_for(r)] for r in (product, pointwise, parts[1][0], softmax)]
-    assert menus == [["tiled"], [VECTOR4], [BLOCK_ROW], []]  # softmax writes out(k): no block shape yet
+    # softmax writes out(k): no block shape yet
+    assert menus == [[TILED, BLOCKED], [VECTOR4], [BLOCK_ROW], []]
     with pytest.raises(RegionError, match="no launch shape named 'warp'"):
         shaped(product, "warp")
     with pytest.raises(RegionError, match="only a map"):
@@ -161,18 +184,21 @@ def test_vector_and_block_shapes_are_strictly_correct_on_the_gpu(
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("pid", [3, 10])
-def test_tiled_products_with_short_sums_are_strictly_correct_on_the_gpu(
-    kernelbench_dir: Path, eval_cache: Path, pid: int
+@pytest.mark.parametrize(
+    ("shape", "pid"), [(TILED, 3), (TILED, 10), (BLOCKED, 3), (BLOCKED, 6), (BLOCKED, 8), (BLOCKED, 10)]
+)
+def test_tiled_and_blocked_products_are_strictly_correct_on_the_gpu(
+    kernelbench_dir: Path, eval_cache: Path, shape: str, pid: int
 ) -> None:
+    """Batched, 3-D, irregular (edge tiles on every side) and long-K (sums in double) products."""
     from evaluator.api import evaluate_many
     from evaluator.config import EvalConfig
     from evaluator.jobs import Job
 
     problem, ((region, _),) = _offered(kernelbench_dir, 1, pid)
-    written = [Written(region, tiled(region), SUM)]
+    written = [Written(region, shaped(region, shape), SUM)]
     source = export_program(problem, written, "nvrtc")
-    job = Job(f"tiled{pid}", problem, source, code=source, extracted=True, regions=region_markers(written))
+    job = Job(f"{shape}{pid}", problem, source, code=source, extracted=True, regions=region_markers(written))
     config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=5)
     (verdict,) = evaluate_many([job], config)
     assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
