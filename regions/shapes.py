@@ -36,7 +36,8 @@ from regions.contraction import MATMUL, Operands, operands
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.pointwise import preloaded
-from regions.reduce import FOLDS, LONG_SUM, rows_of
+from regions.reduce import FOLDS, LONG_SUM
+from regions.rows import rows_of
 from regions.skeleton import (
     BODY_MARK,
     SET_RESULT,
