@@ -18,6 +18,7 @@ from regions.epilogue import step_names
 from regions.model import Region, Step
 from regions.reduce import FOLDS, INDEX_OPS, fold_code
 from regions.skeleton import c_names
+from regions.window import window_fold
 
 Args = list[str]
 _F = "torch.nn.functional."
@@ -208,8 +209,7 @@ def _window(target: str, x: str, facts: str) -> str | None:
     if not loops:
         return None
     at = f"{x}({', '.join(c for c, _ in loops)})"
-    fold = f"result = fmaxf(result, {at});" if "max_pool" in target else f"result += {at};"
-    return _nest(loops, fold)
+    return _nest(loops, window_fold("max_pool" in target, at))
 
 
 def _nest(loops: list[tuple[str, str]], inner: str) -> str:

@@ -106,7 +106,7 @@ def window_contract(region: Region, names: dict[str, str]) -> Contract:
     lines.append(f"        auto {xn} = [&]({params}) -> float {{ {positions} return {value}; }};")
     reads = f"{xn}({', '.join(offsets)})"
     counters = [f"for (int64_t {o} = 0; {o} < {s}; ++{o})" for o, s in zip(offsets, sizes, strict=True)]
-    fold = f"result = fmaxf(result, {reads});" if is_max else f"result += {reads};"
+    fold = window_fold(is_max, reads)
     if fused:  # the framework owns the loop nest and the fold; the body writes the steps after it
         lines.append(f"        float result = {neutral};")
         lines.append(f"        {' '.join(counters)} {fold}  // {'the max' if is_max else 'the sum'}")
@@ -239,3 +239,8 @@ def _per_dim(value: Any, dims: int) -> tuple[int, ...]:
         values = tuple(int(v) for v in value)
         return values * dims if len(values) == 1 else values
     return (int(value),) * dims
+
+
+def window_fold(is_max: bool, value: str) -> str:
+    """The C line that folds one window value into `result` (the skeleton's fused fold, the rule's body)."""
+    return f"result = fmaxf(result, {value});" if is_max else f"result += {value};"
