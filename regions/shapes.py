@@ -121,21 +121,8 @@ def tiled(region: Region) -> Contract:
         "        total += result;\n        }\n        __syncthreads();\n    }\n"
         "    if (m < M && j < N) p_out[(bt * M + m) * N + j] = (float)total;\n}\n"
     )
-    roles = role_lines(region, names, {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"})
-    roles.insert(
-        0,
-        f"- each thread of a {TILE} x {TILE} block computes one output element (row m, column j): "
-        f"`result` is the sum over k in [0, K) of one slice, K = {TILE}; the framework adds the "
-        f"{ops.k_dim} / {TILE} slices",
-    )
-    launch = launch_info(region, kernel, region.output.numel)
-    launch |= {
-        "block": [TILE, TILE, 1],
-        "grid": [_blocks(ops.n_cols, TILE), _blocks(ops.m_rows, TILE), ops.batch],
-    }
-    contract = Contract(region.id, "contraction", kernel, sig, head, tail, "", launch)
-    contract.facts = facts_text(region, names, head, roles)
-    return contract
+    who = f"- each thread of a {TILE} x {TILE} block computes one output element (row m, column j)"
+    return _sliced(region, ops, (sig, head, tail), who, TILE, ([TILE, TILE, 1], TILE))
 
 
 def blocked(region: Region) -> Contract:
@@ -213,18 +200,37 @@ def blocked(region: Region) -> Contract:
         "            if (m < M && j < N) p_out[(bt * M + m) * N + j] = (float)kg_total[kg_i][kg_j];\n"
         "        }\n}\n"
     )
+    who = (
+        f"- each thread of a block of {threads} computes {per} x {per} output elements, your lines once for "
+        "each (row m, column j)"
+    )
+    return _sliced(region, ops, (sig, head, tail), who, BLOCK_K, ([threads, 1, 1], side))
+
+
+def _sliced(
+    region: Region,
+    ops: Operands,
+    code: tuple[str, str, str],
+    who: str,
+    width: int,
+    launch_by: tuple[list[int], int],
+) -> Contract:
+    """A product shape's contract: the body sums one `width`-wide slice of K, the framework adds them;
+    `launch_by` is the block and the side of the output tile one block covers."""
+    sig, head, tail = code
+    names = c_names(region)
+    a, b = region.inputs
+    an, bn = names[a.name], names[b.name]
     roles = role_lines(region, names, {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"})
     roles.insert(
         0,
-        f"- each thread of a block of {threads} computes {per} x {per} output elements, your lines once for "
-        f"each (row m, column j): `result` is the sum over k in [0, K) of one slice, K = {BLOCK_K}; the "
-        f"framework adds the {ops.k_dim} / {BLOCK_K} slices",
+        f"{who}: `result` is the sum over k in [0, K) of one slice, K = {width}; the framework adds the "
+        f"{ops.k_dim} / {width} slices",
     )
+    block, side = launch_by
+    kernel = f"region_{region.id}"
     launch = launch_info(region, kernel, region.output.numel)
-    launch |= {
-        "block": [threads, 1, 1],
-        "grid": [_blocks(ops.n_cols, side), _blocks(ops.m_rows, side), ops.batch],
-    }
+    launch |= {"block": block, "grid": [_blocks(ops.n_cols, side), _blocks(ops.m_rows, side), ops.batch]}
     contract = Contract(region.id, "contraction", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(region, names, head, roles)
     return contract
