@@ -2,13 +2,14 @@
 core's kernel at each of its output elements, so the core's output never makes a round trip through memory.
 
 The core is the region's first step: a product, a pooling window or a reduction to one value per row. Its
-skeleton is the one it has alone, but for who folds: a product's sum is still the body's, while a window's
-or a reduction's fold (its loop nest and combine rule) is the framework's, and the body writes only the
-steps (measured: told to fold and then write the steps, the 1.5B wrote the steps alone, no fold, three
-answers running, on every fused window and mean it was given). The epilogue adds the operands of its
-steps, loaded at this output element before the body, and one line per step after the core's value,
-which the steps read by the name `value` gives (`result`, or `pooled` / `reduced` where the framework
-finishes the fold: an average's divisor, a mean's division). The framework stores the last step.
+skeleton is the one it has alone, but for who computes the core's value: in a fused region the product's
+sum, the window's or reduction's fold (loop nest and combine rule) is the framework's, and the body writes
+only the steps (measured: told to sum or fold and then write the steps, the 1.5B wrote the steps alone,
+three answers running, on every fused product, window and mean it was given). The epilogue adds the
+operands of its steps, loaded at this output element before the body, and one line per step after the
+core's value, which the steps read by the name `value` gives (`result`, or `pooled` / `reduced` where
+the framework finishes the fold: an average's divisor, a mean's division). The framework stores the last
+step.
 Inductor's rule is the anchor: pointwise work joins the kernel whose output it reads.
 """
 

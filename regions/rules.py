@@ -32,8 +32,8 @@ def rule_body(region: Region, contract: Contract) -> str | None:
     step, *epilogue = region.steps
     ins = [names[t.name] for t in region.inputs]
     core: str | None = None
-    if epilogue and region.kind in ("window", "reduce"):
-        core = ""  # a fused window's or reduction's fold is the skeleton's (regions.epilogue)
+    if epilogue:
+        core = ""  # a fused core's sum or fold is the skeleton's (regions.epilogue)
     elif region.kind == "reduce":
         core = _reduce(step.target, ins)
     elif region.kind == "window":

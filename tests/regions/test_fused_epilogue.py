@@ -36,19 +36,12 @@ def get_init_inputs():
     return []
 """
 
-LINEAR_EPILOGUE = """float acc = 0.0f;
-for (int64_t k = 0; k < K; ++k) acc += x(k) * linear_weight(k);
-result = acc + linear_bias[j];
-float t1 = result - 2.0f;
+# the model's part of a fused product: the steps after the framework's sum
+LINEAR_EPILOGUE = """float t1 = result - 2.0f;
 float t2 = t1 * 1.5f;
 float t3 = kg_relu(t2);"""
 
-CONV_EPILOGUE = """float acc = conv_bias[o];
-for (int64_t c = 0; c < C; ++c)
-    for (int64_t k0 = 0; k0 < K0; ++k0)
-        for (int64_t k1 = 0; k1 < K1; ++k1) acc += x(c, k0, k1) * conv_weight(c, k0, k1);
-result = acc;
-float t1 = kg_relu(result);
+CONV_EPILOGUE = """float t1 = kg_relu(result);
 float t2 = t1 + bias;"""
 
 
@@ -145,7 +138,9 @@ def test_cli_shows_the_fused_region_and_what_is_left_to_pytorch(
     path = next((kernelbench_dir / "level2").glob("9_*.py"))
     assert main(["show", str(path), "--ambition", "aggressive", "--contract"]) == 0
     out = capsys.readouterr().out
-    assert "1 regions; offered at aggressive: r0" in out and "double result = 0.0;  // K = 8192 terms" in out
+    assert "1 regions; offered at aggressive: r0" in out
+    assert "double result = p_linear_bias[j];\n" in out  # the sum is the framework's, in double: K = 8192
+    assert "result += x(k) * linear_weight(k);  // the sum" in out
 
 
 @pytest.mark.gpu
