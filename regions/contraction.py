@@ -144,8 +144,7 @@ def matmul_contract(region: Region, names: dict[str, str], extra: Epilogue | Non
         region.id, "contraction", kernel, sig, head, tail, "", launch_info(whole.region, kernel, out.numel)
     )
     contract.facts = facts_text(whole.region, names, head, roles)
-    if extra:  # the sum is the framework's: the body reads only the epilogue's operands
-        contract.reads = whole.reads
+    contract.reads = whole.reads  # fused: the epilogue's operands alone (the sum is the framework's)
     return contract
 
 
@@ -265,8 +264,7 @@ def conv_contract(region: Region, names: dict[str, str], extra: Epilogue | None 
         launch_info(whole.region, f"region_{region.id}", out.numel),
     )
     contract.facts = facts_text(whole.region, names, head, roles)
-    if extra:  # the sum is the framework's: the body reads only the epilogue's operands
-        contract.reads = whole.reads
+    contract.reads = whole.reads  # fused: the epilogue's operands alone (the sum is the framework's)
     return contract
 
 

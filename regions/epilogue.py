@@ -36,7 +36,9 @@ class Epilogue:
     last: str = "result"
     notes: dict[str, str] = field(default_factory=dict)
     then: str = ""
-    reads: list[str] = field(default_factory=list)  # the operands' C names: what the body itself reads
+    # the inputs the body itself must read: the operands' C names where the core's value is the
+    # framework's (fused), None for a core alone (every input of its signature)
+    reads: list[str] | None = None
 
 
 def split(region: Region, names: dict[str, str], value: str) -> tuple[Region, dict[str, str], Epilogue]:

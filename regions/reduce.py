@@ -175,8 +175,8 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(whole.region, names, head, roles)
     contract.value = whole.value
-    if fused:  # the fold is the framework's: the body reads only the epilogue's operands
-        contract.reads = whole.reads
+    contract.reads = whole.reads  # fused: the epilogue's operands alone (the fold is the framework's)
+    if fused:
         return contract
     contract.hints = {
         "k": "the counter of the loop your body writes over the row: `for (int64_t k = 0; k < R; ++k)` "

@@ -162,9 +162,8 @@ def window_contract(region: Region, names: dict[str, str]) -> Contract:
         region.id, "window", kernel, sig, head, tail, "", launch_info(whole.region, kernel, out.numel)
     )
     contract.value = whole.value
-    if fused:  # the fold is the framework's: the body reads only the epilogue's operands
-        contract.reads = whole.reads
-    else:
+    contract.reads = whole.reads  # fused: the epilogue's operands alone (the fold is the framework's)
+    if not fused:
         contract.hints = {
             o: f"a loop counter your body declares: write the loop `{loop}` around the line that uses it"
             for o, loop in zip(offsets, counters, strict=True)
