@@ -4,13 +4,14 @@ GPU host's real shapes (the per-region verdict of a region candidate)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
 
 from evaluator import guard, harness
 from evaluator.config import EvalConfig
-from evaluator.numerics import to_float64, tolerance_for
+from evaluator.numerics import output_errors, to_float64, tolerance_for
 from evaluator.verdict import RegionCheck, region_check
 
 SCALAR_STAND_IN = 0.5  # a scalar the forward takes as an input (no traced value): any value judges the math
@@ -88,12 +89,10 @@ def _within_reference_numerics(
             exact = region_reference(region, to_float64(inputs), scalars, torch.float64)
     except (RuntimeError, TypeError):  # an op without a float64 kernel: allclose's word stands
         return compared
-    if exact.shape != expected.shape:
-        return compared
-    exact = exact.masked_fill(exact.isnan(), 0.0)
-    reference_error = float((expected.double() - exact).abs().max())
-    scale = float(exact.abs().max())
-    tolerance = tolerance_for(reference_error, scale, torch.float32, config)
+    (reference,) = output_errors(expected, exact)  # over the elements where float64 is finite
+    if reference is None or math.isinf(reference.error):  # another shape, or float32 overflows there:
+        return compared  # no float64 truth to derive from (as evaluator.numerics), allclose's word stands
+    tolerance = tolerance_for(reference.error, reference.scale, torch.float32, config)
     ok = compared["max_abs_err"] <= tolerance
     return {**compared, "ok": ok, "tolerance": tolerance}
 

@@ -47,3 +47,17 @@ def test_a_kernel_off_by_more_than_float32_costs_is_still_wrong() -> None:
 def test_a_close_kernel_needs_no_float64_run() -> None:
     check = _judged(lambda a, b: a @ b)
     assert check["verdict"] == "correct" and "tolerance" not in check
+
+
+def test_where_float32_overflows_and_float64_does_not_allclose_decides() -> None:
+    """No float64 truth to derive a tolerance from (as the program's rule): an overflowing reference must
+    not make every error tolerable."""
+    region = {
+        "inputs": [{"name": "A", "shape": [64]}],
+        "scalars": [],
+        "steps": [{"code": "t0 = torch.exp(A * 200.0)", "out": {"name": "t0"}}],
+    }
+    marker = {"id": "r0", "module": "ext", "launch": "run", "spec": region}
+    candidate = SimpleNamespace(ext=SimpleNamespace(run=lambda a: torch.exp(a * 200.0) * 1.01))
+    check = dict(judge_region(marker, candidate, 0, EvalConfig(), torch.device("cpu")))
+    assert check["verdict"] == "wrong_output" and "tolerance" not in check
