@@ -50,11 +50,16 @@ def _by_rule(kernelbench: Path) -> list[tuple[Any, Any, Any, str]]:
     """(problem, region, first contract, body) with the body the framework writes by rule (regions.rules:
     the no-model writer), for every problem whose offered region a rule covers."""
     from evaluator.problem import load_problems
+    from regions.model import RegionError
     from regions.rules import rule_body
 
     out = []
     for problem in load_problems(kernelbench):
-        region, first = offered_region(problem)
+        try:
+            region, first = offered_region(problem)
+        except RegionError as exc:
+            print(f"left out: {problem.key}: {exc}", file=sys.stderr)
+            continue
         body = rule_body(region, first)
         if body:
             out.append((problem, region, first, body))
