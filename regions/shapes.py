@@ -6,15 +6,8 @@ fit its region (nodes.shape_choice) and never writes launch code. Each shape kee
 names, so a correct body moves to it unchanged (no model call) where it only reads through the accessors
 and the loaded values:
 
-- tiled (a lone matmul-family product): 2-D blocks of TILE x TILE threads with shared-memory tiles; for
-  each TILE-wide slice of K the framework loads a tile of A and of B, the body sums that slice (K = TILE,
-  the accessors reading the tiles) and the framework adds the slices.
-- blocked (the same products, outputs of at least one block tile a side): register blocking. A block of
-  256 threads owns a 16·T x 16·T output tile and each thread T x T outputs of it (strided by 16, so a
-  warp reads shared memory without bank conflicts); per BLOCK_K-wide slice of K the block stages both
-  operands' tiles, then the body runs once per output of the thread, unrolled, so the compiler keeps the
-  thread's T x T sums in registers and reads each staged value once per slice for T outputs. T is 8, and
-  4 where K is long enough that the sums are kept in double.
+- tiled and blocked (a lone matmul-family product): shared-memory tiles, and register blocking on top
+  (regions.tiles).
 - vector4 (a map whose element count is a multiple of 4): each thread computes four consecutive elements;
   inputs of the output's shape arrive in one 16-byte load, broadcast ones are loaded per element, the body
   runs once per element, and the four results leave in one 16-byte store.
@@ -32,11 +25,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from regions.contraction import MATMUL, Operands, operands
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.pointwise import preloaded
-from regions.reduce import FOLDS, LONG_SUM
+from regions.reduce import FOLDS
 from regions.rows import rows_of
 from regions.skeleton import (
     BODY_MARK,
@@ -49,9 +41,8 @@ from regions.skeleton import (
     signature_line,
     step_code,
 )
+from regions.tiles import TILE, blocked, blocks, tiled
 
-TILE = 16
-BLOCK_K = 8  # the blocked shape's slice of K
 ROW_THREADS = 256
 VECTOR = 4
 MAX_BLOCKS = 1 << 20  # the vector shape strides over its grid, as the first contracts do
@@ -76,181 +67,6 @@ def moves_unchanged(body: str) -> bool:
     (`p_out[m * N + j] = result;`, harmless once per element) would do so once per slice or lane, and
     from idle threads too."""
     return _MEMORY.search(body) is None
-
-
-def tiled(region: Region) -> Contract:
-    """The region's product on TILE x TILE blocks with shared-memory tiles; RegionError where it does not
-    apply (not a lone matmul, a bias, an output narrower than a tile)."""
-    ops = _lone_product(region)
-    names = c_names(region)
-    if min(ops.m_rows, ops.n_cols) < TILE:
-        raise RegionError(f"{region.id}: a {ops.m_rows} x {ops.n_cols} output fills no {TILE} x {TILE} tile")
-    a, b = region.inputs
-    an, bn = names[a.name], names[b.name]
-    kernel = f"region_{region.id}"
-    sig = signature_line(kernel, [an, bn], "out", [], ["n"])
-    acc = "double" if ops.k_dim > LONG_SUM else "float"
-    head = (
-        f"{PRELUDE}\n{sig} {{\n"
-        f"    const int64_t M = {ops.m_rows}, N = {ops.n_cols}, K_ALL = {ops.k_dim};\n"
-        f"    __shared__ float tile_a[{TILE}][{TILE + 1}];\n"
-        f"    __shared__ float tile_b[{TILE}][{TILE + 1}];\n"
-        f"    const int64_t ty = threadIdx.y, tx = threadIdx.x, bt = blockIdx.z;\n"
-        f"    const int64_t m = blockIdx.y * {TILE} + ty, j = blockIdx.x * {TILE} + tx;\n"
-        f"    {acc} total = 0;\n"
-        f"    for (int64_t k0 = 0; k0 < K_ALL; k0 += {TILE}) {{\n"
-        f"        {{\n"
-        f"            const int64_t k = k0 + tx;\n"
-        f"            tile_a[ty][tx] = (m < M && k < K_ALL) ? {ops.a_at} : 0.0f;\n"
-        f"        }}\n"
-        f"        {{\n"
-        f"            const int64_t k = k0 + ty;\n"
-        f"            tile_b[ty][tx] = (k < K_ALL && j < N) ? {ops.b_at} : 0.0f;\n"
-        f"        }}\n"
-        f"        __syncthreads();\n"
-        f"        {{\n"
-        f"        const int64_t K = {TILE};  // this slice of K: k in [0, K)\n"
-        f"        auto {an} = [&](int64_t k) -> float {{ return tile_a[ty][k]; }};  // {an}[.., m, k0 + k]\n"
-        f"        auto {bn} = [&](int64_t k) -> float {{ return tile_b[k][tx]; }};  // "
-        + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
-        + f"\n        // {step_code(region.steps[0], names)}\n"
-        + _slice_result(ops.k_dim)
-        + BODY_MARK
-    )
-    tail = (
-        "        total += result;\n        }\n        __syncthreads();\n    }\n"
-        "    if (m < M && j < N) p_out[(bt * M + m) * N + j] = (float)total;\n}\n"
-    )
-    who = f"- each thread of a {TILE} x {TILE} block computes one output element (row m, column j)"
-    return _sliced(region, ops, (sig, head, tail), who, TILE, ([TILE, TILE, 1], TILE))
-
-
-def blocked(region: Region) -> Contract:
-    """The region's product with register blocking (see the module's docstring); RegionError where it does
-    not apply (not a lone matmul, a bias, an output narrower than a block's tile)."""
-    ops = _lone_product(region)
-    per = 4 if ops.k_dim > LONG_SUM else 8  # outputs per thread a side; double sums take twice the registers
-    side = TILE * per
-    if min(ops.m_rows, ops.n_cols) < side:
-        raise RegionError(f"{region.id}: a {ops.m_rows} x {ops.n_cols} output fills no {side} x {side} tile")
-    names = c_names(region)
-    a, b = region.inputs
-    an, bn = names[a.name], names[b.name]
-    kernel = f"region_{region.id}"
-    sig = signature_line(kernel, [an, bn], "out", [], ["n"])
-    acc = "double" if ops.k_dim > LONG_SUM else "float"
-    threads = TILE * TILE
-    loads = BLOCK_K * side // threads  # values of each operand a thread stages per slice
-    # B's tile is staged along k where B is stored (j, k) (a linear layer's weight), else along j, so that
-    # consecutive threads read consecutive addresses either way
-    b_at, b_slot = (
-        (f"j = kg_j0 + kg_r / {BLOCK_K}, k = k0 + kg_r % {BLOCK_K}", f"[kg_r % {BLOCK_K}][kg_r / {BLOCK_K}]")
-        if ops.linear
-        else (f"k = k0 + kg_r / {side}, j = kg_j0 + kg_r % {side}", f"[kg_r / {side}][kg_r % {side}]")
-    )
-    each = (
-        f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads}; ++kg_q) {{\n"
-        f"            const int kg_r = threadIdx.x + kg_q * {threads};\n"
-    )
-    head = (
-        f"{PRELUDE}\n{sig} {{\n"
-        f"    const int64_t M = {ops.m_rows}, N = {ops.n_cols}, K_ALL = {ops.k_dim};\n"
-        f"    __shared__ float kg_ta[{BLOCK_K}][{side + 1}];\n"
-        f"    __shared__ float kg_tb[{BLOCK_K}][{side + 1}];\n"
-        f"    const int kg_tx = threadIdx.x % {TILE}, kg_ty = threadIdx.x / {TILE};\n"
-        f"    const int64_t bt = blockIdx.z, kg_m0 = blockIdx.y * {side}, kg_j0 = blockIdx.x * {side};\n"
-        f"    {acc} kg_total[{per}][{per}];\n"
-        f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
-        f"        #pragma unroll\n"
-        f"        for (int kg_j = 0; kg_j < {per}; ++kg_j) kg_total[kg_i][kg_j] = 0;\n"
-        "    // the next slice's values wait in registers while the block computes on this one\n"
-        f"    float kg_na[{loads}], kg_nb[{loads}];\n"
-        "    auto kg_fetch = [&](int64_t k0) {\n"
-        + each
-        + f"            {{ const int64_t m = kg_m0 + kg_r / {BLOCK_K}, k = k0 + kg_r % {BLOCK_K};\n"
-        f"              kg_na[kg_q] = (m < M && k < K_ALL) ? {ops.a_at} : 0.0f; }}\n"
-        f"            {{ const int64_t {b_at};\n"
-        f"              kg_nb[kg_q] = (k < K_ALL && j < N) ? {ops.b_at} : 0.0f; }}\n"
-        "        }\n    };\n"
-        "    kg_fetch(0);\n"
-        f"    for (int64_t k0 = 0; k0 < K_ALL; k0 += {BLOCK_K}) {{\n"
-        + each
-        + f"            kg_ta[kg_r % {BLOCK_K}][kg_r / {BLOCK_K}] = kg_na[kg_q];\n"
-        f"            kg_tb{b_slot} = kg_nb[kg_q];\n"
-        "        }\n"
-        "        __syncthreads();\n"
-        f"        if (k0 + {BLOCK_K} < K_ALL) kg_fetch(k0 + {BLOCK_K});\n"
-        f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
-        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-        f"        const int64_t m = kg_m0 + kg_ty + {TILE} * kg_i, j = kg_j0 + kg_tx + {TILE} * kg_j;\n"
-        f"        const int64_t K = {BLOCK_K};  // this slice of K: k in [0, K)\n"
-        f"        auto {an} = [&](int64_t k) -> float {{ return kg_ta[k][kg_ty + {TILE} * kg_i]; }};"
-        f"  // {an}[.., m, k0 + k]\n"
-        f"        auto {bn} = [&](int64_t k) -> float {{ return kg_tb[k][kg_tx + {TILE} * kg_j]; }};  // "
-        + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
-        + f"\n        // {step_code(region.steps[0], names)}\n"
-        + _slice_result(ops.k_dim)
-        + BODY_MARK
-    )
-    tail = (
-        "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
-        f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
-        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-        f"            const int64_t m = kg_m0 + kg_ty + {TILE} * kg_i, j = kg_j0 + kg_tx + {TILE} * kg_j;\n"
-        "            if (m < M && j < N) p_out[(bt * M + m) * N + j] = (float)kg_total[kg_i][kg_j];\n"
-        "        }\n}\n"
-    )
-    who = (
-        f"- each thread of a block of {threads} computes {per} x {per} output elements, your lines once for "
-        "each (row m, column j)"
-    )
-    return _sliced(region, ops, (sig, head, tail), who, BLOCK_K, ([threads, 1, 1], side))
-
-
-def _sliced(
-    region: Region,
-    ops: Operands,
-    code: tuple[str, str, str],
-    who: str,
-    width: int,
-    launch_by: tuple[list[int], int],
-) -> Contract:
-    """A product shape's contract: the body sums one `width`-wide slice of K, the framework adds them;
-    `launch_by` is the block and the side of the output tile one block covers."""
-    sig, head, tail = code
-    names = c_names(region)
-    a, b = region.inputs
-    an, bn = names[a.name], names[b.name]
-    roles = role_lines(region, names, {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"})
-    roles.insert(
-        0,
-        f"{who}: `result` is the sum over k in [0, K) of one slice, K = {width}; the framework adds the "
-        f"{ops.k_dim} / {width} slices",
-    )
-    block, side = launch_by
-    kernel = f"region_{region.id}"
-    launch = launch_info(region, kernel, region.output.numel)
-    launch |= {"block": block, "grid": [_blocks(ops.n_cols, side), _blocks(ops.m_rows, side), ops.batch]}
-    contract = Contract(region.id, "contraction", kernel, sig, head, tail, "", launch)
-    contract.facts = facts_text(region, names, head, roles)
-    return contract
-
-
-def _lone_product(region: Region) -> Operands:
-    """The operands of a lone matmul-family product without bias: what the product shapes serve."""
-    if region.kind != "contraction" or len(region.steps) != 1 or region.steps[0].target not in MATMUL:
-        raise RegionError(f"{region.id}: only a lone matmul-family product has a tiled or blocked shape")
-    if len(region.inputs) != 2 or region.scalars:
-        raise RegionError(f"{region.id}: a product with a bias keeps one thread per element")
-    return operands(region, c_names(region))
-
-
-def _slice_result(k_dim: int) -> str:
-    """`result` for one slice of K, as the first contract declared it: where K is long its body adds each
-    term to a result that starts at zero (the first contract's was a double), so the slice's starts at 0."""
-    if k_dim > LONG_SUM:
-        return "        float result = 0.0f;  // add every term of this slice to it\n"
-    return f"{SET_RESULT}: the sum over this slice\n"
 
 
 def vectorised(region: Region) -> Contract:
@@ -300,7 +116,7 @@ def vectorised(region: Region) -> Contract:
     launch = launch_info(region, kernel, out.numel)
     launch |= {
         "block": [ROW_THREADS, 1, 1],
-        "grid": [min(_blocks(out.numel // VECTOR, ROW_THREADS), MAX_BLOCKS), 1, 1],
+        "grid": [min(blocks(out.numel // VECTOR, ROW_THREADS), MAX_BLOCKS), 1, 1],
     }
     contract = Contract(region.id, "map", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(region, names, head, roles)
@@ -450,7 +266,3 @@ def _vector_load(name: str) -> str:
         f"        const float4 {v} = reinterpret_cast<const float4*>(p_{name})[kg_q];\n"
         f"        const float kg_l_{name}[4] = {{{v}.x, {v}.y, {v}.z, {v}.w}};\n"
     )
-
-
-def _blocks(count: int, per: int) -> int:
-    return (count + per - 1) // per

@@ -1,6 +1,7 @@
-"""Launch shapes: the first contract's body runs unchanged per shared-memory tile (products), four
-elements a thread (maps) or a block a row (reductions); NVRTC compiles each here, the exported programs
-carry their blocks and grids, and on the GPU they are strictly correct."""
+"""Launch shapes (regions.shapes; the products' in regions.tiles): the first contract's body runs unchanged
+per shared-memory tile or register block (products), four elements a thread (maps) or a block a row
+(reductions); NVRTC compiles each here, the exported programs carry their blocks and grids, and on the GPU
+they are strictly correct."""
 
 from __future__ import annotations
 
@@ -17,17 +18,15 @@ from regions.shapes import (
     BLOCK_ROW,
     BLOCKED,
     ROW_THREADS,
-    TILE,
     TILED,
     VECTOR4,
     block_rows,
-    blocked,
     moves_unchanged,
     shaped,
     shapes_for,
-    tiled,
     vectorised,
 )
+from regions.tiles import TILE, blocked, tiled
 from regions.trace import trace_problem
 
 SUM = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
