@@ -3,7 +3,8 @@
 A batch norm in training mode is a mean and a variance over (N, H, W) and a pointwise step; a group norm
 the same over each group's view; a loss a pointwise step and a mean; attention two products around a
 softmax; an einsum of two operands a permuted, reshaped product (those three in regions.composites);
-`torch.max(x, dim)[0]` is `amax`. Each
+`torch.max(x, dim)[0]` is `amax`; a convolution's bias is an add after it where a pointwise op
+reads it (`bias_apart`). Each
 rewrite is a small PyTorch function traced by fx and spliced in place of the composite node, so the steps
 still read as functional PyTorch, and every region the rewrite yields gets a contract of its kind. Shapes
 are those of the traced inputs (KernelBench shapes are fixed), so the caller propagates shapes before and
@@ -30,9 +31,12 @@ from regions.composites import (
     traced_shape,
     triplet_margin,
 )
+from regions.steps import MAP, canonical
 
 # node.meta key: `op:instance` of the op a rewritten node came from, so a profile's call of it finds its steps
 ORIGIN = "kg_origin"
+# node.meta key: the name a rewrite gives a node it makes, instead of t<n> (a parameter's view reads as one)
+NAME = "kg_name"
 
 
 def decompose(gm: torch.fx.GraphModule) -> bool:
@@ -42,6 +46,9 @@ def decompose(gm: torch.fx.GraphModule) -> bool:
     changed = False
     for node in list(gm.graph.nodes):
         if not all("type" in n.meta for n in node.all_input_nodes):  # made by a rewrite this pass
+            continue
+        if bias_apart(gm, node):
+            changed = True
             continue
         plan = _plan(gm, node)
         if plan is None:
@@ -55,6 +62,34 @@ def decompose(gm: torch.fx.GraphModule) -> bool:
     if changed:
         gm.recompile()
     return changed
+
+
+def bias_apart(gm: torch.fx.GraphModule, node: torch.fx.Node) -> bool:
+    """Take a convolution's bias out of it and add it after, where the convolution's one user is a
+    pointwise op: the add joins the map region that follows, so the bias costs no pass of its own.
+    PyTorch's cuDNN convolutions add it in one ("cuDNN convolutions does not handle bias. Bias is handled
+    outside": aten/src/ATen/native/cudnn/ConvShared.cpp), as TorchInductor's lowering does too. The add
+    keeps no origin of the convolution's, so a profile's convolution time stays with the convolution."""
+    if node.op != "call_function" or node.target not in _CONVS or len(node.users) != 1:
+        return False
+    (user,) = node.users
+    if user.op not in ("call_function", "call_method") or canonical(user) not in MAP:
+        return False
+    bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")  # (input, weight, bias, ...)
+    if not isinstance(bias, torch.fx.Node):
+        return False
+    node.args = tuple(None if a is bias else a for a in node.args)
+    node.kwargs = {k: None if v is bias else v for k, v in node.kwargs.items()}
+    with gm.graph.inserting_after(node):
+        view = gm.graph.call_method("view", (bias, _channel_view(len(traced_shape(node)))))
+    view.meta[NAME] = f"{bias.name}_view"
+    with gm.graph.inserting_after(view):
+        added = gm.graph.call_function(operator.add, (node, view))
+    user.replace_input_with(node, added)
+    return True
+
+
+_CONVS = {F.conv1d, F.conv2d, F.conv3d, F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d}
 
 
 def _plan(gm: torch.fx.GraphModule, node: torch.fx.Node) -> tuple[Rewrite, list[torch.fx.Node]] | None:

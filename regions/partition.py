@@ -12,24 +12,10 @@ import torch
 
 from regions.model import AMBITIONS, Kind, Region, Step, TensorInfo
 from regions.reduce import INDEX_OPS
-from regions.steps import CALLS, is_tensor, tensor_info
+from regions.steps import CALLS, MAP, is_tensor, tensor_info
 from regions.trace import Traced
 from regions.window import WINDOW
 
-MAP = frozenset(
-    "torch." + op
-    for op in (
-        "add sub mul div neg pow abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal "
-        "square sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc sigmoid relu "
-        "selu clamp clamp_min clamp_max minimum maximum floor ceil round trunc sign positive"
-    ).split()
-) | frozenset(
-    "torch.nn.functional." + op
-    for op in (
-        "gelu leaky_relu hardtanh relu6 elu selu celu silu mish softplus softsign hardsigmoid hardswish "
-        "logsigmoid tanhshrink threshold"
-    ).split()
-)
 REDUCE = (
     frozenset(
         "torch." + op
@@ -43,7 +29,7 @@ REDUCE = (
     )
     | {"torch.linalg.vector_norm"}
 )
-# The kinds whose kernel can take the pointwise steps after it (aggressive ambition)
+# The kinds whose kernel can take the pointwise steps after it (all of them at aggressive ambition)
 FUSES_EPILOGUE: frozenset[Kind] = frozenset({"contraction", "window", "reduce"})
 CONTRACTION = frozenset(
     {"torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.nn.functional.linear"}
@@ -51,15 +37,15 @@ CONTRACTION = frozenset(
 
 
 def partition(
-    traced: Traced, fuse_epilogues: bool = False, apart: frozenset[str] = frozenset()
+    traced: Traced, fuse: frozenset[Kind] = frozenset(), apart: frozenset[str] = frozenset()
 ) -> list[Region]:
     """Regions in graph order (ordered by their output node), ids r0, r1, ...
 
-    With `fuse_epilogues` (the aggressive ambition) a product, pooling window or reduction whose only
-    user is a map region of its own output's shape joins that region: one kernel computes the core op and
-    its pointwise epilogue (regions.epilogue), and the core's output never makes a round trip through
-    memory. Such a region has the core's kind, its first step the core op. Cores whose first node is
-    named in `apart` keep their epilogue apart (no contract fits them fused)."""
+    With a core kind in `fuse` (FUSES_EPILOGUE: products, pooling windows, reductions) a core op of that
+    kind whose only user is a map region of its own output's shape joins that region: one kernel computes
+    the core op and its pointwise epilogue (regions.epilogue), and the core's output never makes a round
+    trip through memory. Such a region has the core's kind, its first step the core op. Cores whose first
+    node is named in `apart` keep their epilogue apart (no contract fits them fused)."""
     graph = traced.gm.graph
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     scalars = dict(traced.scalar_inputs)
@@ -72,14 +58,19 @@ def partition(
             continue
         group = [node]
         if kinds[node.name] == "map":
-            joined = [p for p in node.all_input_nodes if p.name in groups and len(p.users) == 1]
+            # producers it could join: a kept one (a parameter's view) computes no region to join
+            joined = [
+                p
+                for p in node.all_input_nodes
+                if p.name in groups and len(p.users) == 1 and kinds[groups[p.name][0].name] != "kept"
+            ]
             maps = [p for p in joined if kinds[groups[p.name][0].name] == "map"]
             cores = [
                 p
                 for p in joined
-                if _is_epilogue_of(node, groups[p.name], kinds) and groups[p.name][0].name not in apart
+                if _is_epilogue_of(node, groups[p.name], kinds, fuse) and groups[p.name][0].name not in apart
             ]
-            if fuse_epilogues and len(cores) == 1 and len(joined) == 1:
+            if len(cores) == 1 and len(joined) == 1:
                 maps = cores
             for producer in maps:
                 group = groups.pop(producer.name) + group
@@ -90,13 +81,15 @@ def partition(
     ]
 
 
-def _is_epilogue_of(node: torch.fx.Node, producer: list[torch.fx.Node], kinds: dict[str, Kind]) -> bool:
-    """`node` (a map) can extend the group ending at `producer`: a core op (product, window, reduction),
-    alone or with its epilogue so far, computing a tensor of the node's own shape (the epilogue runs at
-    the core's output elements)."""
+def _is_epilogue_of(
+    node: torch.fx.Node, producer: list[torch.fx.Node], kinds: dict[str, Kind], fuse: frozenset[Kind]
+) -> bool:
+    """`node` (a map) can extend the group ending at `producer`: a core op of a kind in `fuse`, alone or
+    with its epilogue so far, computing a tensor of the node's own shape (the epilogue runs at the core's
+    output elements)."""
     first, last = producer[0], producer[-1]
     return (
-        kinds[first.name] in FUSES_EPILOGUE
+        kinds[first.name] in fuse
         and all(kinds[n.name] == "map" for n in producer[1:])
         and tensor_info(last).shape == tensor_info(node).shape == tensor_info(first).shape
     )

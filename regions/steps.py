@@ -18,6 +18,21 @@ from torch.fx.passes.shape_prop import TensorMetadata
 from regions.model import Step, TensorInfo
 
 CALLS = ("call_function", "call_method", "call_module")
+# The pointwise ops by canonical name: a map region's steps (regions.partition)
+MAP = frozenset(
+    "torch." + op
+    for op in (
+        "add sub mul div neg pow abs exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal "
+        "square sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc sigmoid relu "
+        "selu clamp clamp_min clamp_max minimum maximum floor ceil round trunc sign positive"
+    ).split()
+) | frozenset(
+    "torch.nn.functional." + op
+    for op in (
+        "gelu leaky_relu hardtanh relu6 elu selu celu silu mish softplus softsign hardsigmoid hardswish "
+        "logsigmoid tanhshrink threshold"
+    ).split()
+)
 
 # Python operators as the infix text they trace from and the torch function they mean.
 _INFIX = {

@@ -22,7 +22,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 
 from evaluator.problem import Problem, problem_from_dict
 from regions.branches import Path, feasible, if_converted, trace_paths
-from regions.decompose import ORIGIN, decompose
+from regions.decompose import NAME, ORIGIN, decompose
 from regions.model import RegionError, Step, TensorInfo
 from regions.steps import CALLS, is_tensor, mutates_shared, render, tensor_info
 
@@ -204,11 +204,14 @@ def _functional_batch_norm(gm: torch.fx.GraphModule) -> None:
 
 
 def _rename(gm: torch.fx.GraphModule) -> None:
-    """Ops become t0, t1, ... and inputs keep forward's own names, so steps read like the source."""
+    """Ops become t0, t1, ... and inputs keep forward's own names, so steps read like the source; a node a
+    rewrite named keeps its name (a convolution's bias viewed by channel: `conv_bias_view`)."""
     count = 0
     for node in gm.graph.nodes:
         if node.op == "placeholder" and node.name != node.target and str(node.target).isidentifier():
             node._rename(str(node.target))
+        elif node.op in CALLS and NAME in node.meta:
+            node._rename(node.meta[NAME])
         elif node.op in CALLS:
             node._rename(f"t{count}")
             count += 1

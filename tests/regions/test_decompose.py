@@ -108,3 +108,40 @@ def test_arguments_a_rewrite_does_not_reproduce_keep_the_op_whole() -> None:
     x, t, m = torch.randn(4, 6), torch.randint(0, 6, (4,)), torch.randn(4, 4)
     code = _same(_Kept(), [x, t, m]).code
     assert all(op in code for op in ("cross_entropy", "scaled_dot_product_attention", "einsum"))
+
+
+class _Convs(torch.nn.Module):
+    """A convolution read by a pointwise op, one read by a pooling window, a transposed one read twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 4, 3)
+        self.b = torch.nn.Conv2d(4, 4, 3)
+        self.c = torch.nn.ConvTranspose2d(4, 2, 2, stride=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.a(x))
+        y = F.max_pool2d(self.b(y), 2)
+        z = self.c(y)
+        return z * torch.sigmoid(z)
+
+
+def test_a_convolutions_bias_joins_the_pointwise_op_that_reads_it() -> None:
+    """Only the first convolution's bias moves: the second feeds a window, the third two readers; the
+    moved add and the relu make one map region, the convolution itself is left without bias."""
+    torch.manual_seed(0)
+    gm = _same(_Convs(), [torch.randn(2, 3, 12, 12)])
+    code = gm.code
+    assert "conv2d(x, a_weight, None," in code and "a_bias.view([1, -1, 1, 1])" in code
+    assert "b_weight, b_bias," in code and "c_weight, c_bias," in code
+    source = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+        "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)\n\n    def forward(self, x):\n"
+        "        return torch.relu(self.conv(x)) * 2.0\n\n\n"
+        "def get_inputs():\n    return [torch.randn(2, 3, 16, 16)]\n\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    ((region, _),), _ = offered(source, "moderate")
+    assert [s.target for s in region.steps] == ["torch.add", "torch.relu", "torch.mul"]
+    assert [list(t.shape) for t in region.inputs] == [[2, 8, 14, 14], [1, 8, 1, 1]]

@@ -112,8 +112,9 @@ def test_every_region_moderate_ambition_offers_is_spliced_into_one_program(
 
 BODIES = {
     CASES[0]: "float t1 = A * s;",
-    CASES[1]: "float t1 = t0 + bias;\nfloat t2 = kg_clamp(t1, 0.0f, 1.0f);\nfloat t3 = t2 * 2.0f;\n"
-    "float t4 = kg_clamp(t3, 0.0f, 1.0f);\nfloat t5 = t4 / 2.0f;",
+    CASES[1]: "float t1 = t0 + conv_transpose_bias_view;\nfloat t2 = t1 + bias;\n"
+    "float t3 = kg_clamp(t2, 0.0f, 1.0f);\nfloat t4 = t3 * 2.0f;\nfloat t5 = kg_clamp(t4, 0.0f, 1.0f);\n"
+    "float t6 = t5 / 2.0f;",
     "level2/6_Conv3d_Softmax_MaxPool_MaxPool.py": "float m = -INFINITY;\n"
     "for (int64_t k = 0; k < R; ++k) m = fmaxf(m, t0(k));\nfloat s = 0.0f;\n"
     "for (int64_t k = 0; k < R; ++k) s += expf(t0(k) - m);\n"

@@ -120,15 +120,24 @@ def test_level2_bias_clamp_scale_chain_is_one_map_region(shared: dict) -> None:
     maps = [r for r in regions if r.kind == "map"]
     assert len(maps) == 1 and offer(regions) == maps
     region = maps[0]
-    assert _targets(region) == ["torch.add", "torch.clamp", "torch.mul", "torch.clamp", "torch.div"]
+    # the transposed convolution's own bias first (regions.decompose.bias_apart), then the problem's
+    assert _targets(region) == [
+        "torch.add",
+        "torch.add",
+        "torch.clamp",
+        "torch.mul",
+        "torch.clamp",
+        "torch.div",
+    ]
     conv = next(r for r in regions if r.kind == "contraction")
-    assert _targets(conv) == ["torch.nn.functional.conv_transpose2d"]
-    expected = [(conv.output.name, conv.output.shape), ("bias", (64, 1, 1))]
+    assert _targets(conv) == ["torch.nn.functional.conv_transpose2d"] and len(conv.inputs) == 2
+    out = conv.output.name
+    expected = [(out, conv.output.shape), ("t1", (1, 64, 1, 1)), ("bias", (64, 1, 1))]
     assert [(t.name, t.shape) for t in region.inputs] == expected
     code = [s.code for s in region.steps]
-    assert code[0].endswith(f"= {conv.output.name} + bias")
-    assert "torch.clamp(" in code[1] and "min=0.0, max=1.0" in code[1]
-    assert "2.0" in code[2] or region.scalars
+    assert code[0].endswith(f"= torch.add({out}, t1)") and code[1].endswith(" + bias")
+    assert "torch.clamp(" in code[2] and "min=0.0, max=1.0" in code[2]
+    assert "2.0" in code[3] or region.scalars
     assert "conv_transpose_weight" in conv.steps[0].code and "stride=(2, 2)" in conv.steps[0].code
 
 
@@ -196,11 +205,11 @@ def test_cli_shows_regions_and_exits_2_on_region_error(
     path = next((kernelbench_dir / "level2").glob("2_*.py"))
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "* r1 map" in out and "  r0 contraction" in out and "t1 = t0 + bias" in out
-    assert "t5 = t4 / 2.0\n    launch shapes for the fast second: vector4" in out  # offered regions only
+    assert "* r2 map" in out and "  r0 contraction" in out and "t3 = t2 + bias" in out
+    assert "t7 = t6 / 2.0\n    launch shapes for the fast second: vector4" in out  # offered regions only
     assert "contract of" not in out
     assert main(["show", str(path), "--contract"]) == 0
-    assert "# contract of r1\n## The PyTorch code this kernel computes" in capsys.readouterr().out
+    assert "# contract of r2\n## The PyTorch code this kernel computes" in capsys.readouterr().out
     bad = tmp_path / "branchy.py"
     bad.write_text(CONTROL_FLOW)
     assert main(["show", str(bad)]) == 2
