@@ -86,6 +86,12 @@ class Context:
     writer: Annotated[Literal["model", "rules"], _doc(
         "Who writes region bodies: the model, or the framework by rule from each region's steps "
         "(regions.rules; no model is loaded): the baseline that shows what the model adds.")] = "model"
+    launch: Annotated[Literal["ruled", "first"], _doc(
+        "Region mode: ruled: a body written on its first contract runs on the launch shape the framework's "
+        "rules pick for its kind (regions.shapes.RULED: dot, split or register-blocked products, a block "
+        "per row for reductions, four elements a thread for maps) where it moves there unchanged and "
+        "passes the local checks; first: every region on its first contract, one thread per output "
+        "element or row.")] = "ruled"
     emulate: Annotated[bool, _doc(
         "Region mode: a body that passes lint and NVRTC also runs on the CPU on the problem shrunk, against "
         "its PyTorch lines (regions.emulate), and wrong values are repaired here before any GPU judges "

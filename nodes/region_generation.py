@@ -45,7 +45,7 @@ from regions.model import Region, RegionError
 from regions.offering import offered
 from regions.partition import costliest
 from regions.rules import rule_body
-from regions.shapes import FIRST, shaped, shapes_for
+from regions.shapes import FIRST, ruled_launch, shaped, shapes_for
 
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5
@@ -267,10 +267,15 @@ def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generat
     ctx = settings(runtime)
     parts = _by_id(state, ctx)
     by_id = dict(parts)
-    written = []
+    written, ruled_now = [], {}
     for rid in state["order"]:
         (region, first), done = by_id[rid], state["written"][rid]
-        written.append(Written(region, _contract(region, first, done["shape"]), done["body"]))
+        # a body on its first contract runs on its kind's ruled shape where it moves there unchanged
+        ruled = ruled_launch(region, done["body"]) if not done["shape"] and ctx.launch == "ruled" else None
+        if ruled:
+            ruled_now[rid] = ruled[0]
+        contract = ruled[1] if ruled else _contract(region, first, done["shape"])
+        written.append(Written(region, contract, done["body"]))
     attempts = {rid: RegionAttempt(**a) for rid, a in state["attempts"].items()}
     choices = state["choices"]
     round_, sample = state.get("round", 0), state["sample"]
@@ -285,6 +290,7 @@ def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generat
         **assemble(state["task"], written),
         "costliest": costliest([region for region, _ in by_id.values()], shares).id,
         "shapes": state["shaped"],
+        "ruled": ruled_now,
         "local_ok": all(a.ok for a in attempts.values()),
         "shape_choices": {rid: {k: c[k] for k in ("shape", "why", "valid")} for rid, c in choices.items()},
         "prompt_tokens": sum(a.prompt_tokens for a in attempts.values())
@@ -322,6 +328,7 @@ def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generat
             ),
             "twins": state["reused"],
             "shapes": state["shaped"],
+            "ruled": ruled_now,
             "shape_choices": candidate["shape_choices"],
             "errors": {rid: a.errors for rid, a in attempts.items() if not a.ok},
         },

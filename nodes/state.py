@@ -115,7 +115,8 @@ class Candidate(TypedDict, total=False):
     bodies: dict[str, str]  # region id -> the kernel body in the program
     region_ops: dict[str, list[str]]  # region id -> its ops, for the GPU's wrong-value feedback
     costliest: str  # the region the fast second makes faster (by measured share, else estimated cost)
-    shapes: dict[str, str]  # region id -> the launch shape it runs on, where not its first contract's
+    shapes: dict[str, str]  # region id -> the launch shape the fast second moved it to (the model's choice)
+    ruled: dict[str, str]  # region id -> the shape the framework's rules ran its body on (Context.launch)
     local_ok: bool  # every body the model wrote this round passed the local checks
     shape_choices: dict[str, dict[str, Any]]  # region id -> {shape, why, valid}: the model's launch choice
 

@@ -170,7 +170,8 @@ def _shape_args(info: dict[str, Any]) -> str:
     """The launch shape's fixed blocks and grid, where the contract has one (regions.shapes)."""
     if "block" not in info:
         return ""
-    return f"\n    block={tuple(info['block'])!r},\n    grid={tuple(info['grid'])!r},"
+    zero = "\n    zero=True," if info.get("zero") else ""  # its blocks add into the output
+    return f"\n    block={tuple(info['block'])!r},\n    grid={tuple(info['grid'])!r},{zero}"
 
 
 def _spliced_forward(traced: Traced, regions: Sequence[Region]) -> tuple[str, str]:
@@ -272,6 +273,7 @@ def _cuda_source(contract: Contract, body: str) -> str:
     indices = contract.launch.get("output_dtype") == "int64"
     if indices:
         first += ".dtype(torch::kLong)"
+    fill = "zeros" if contract.launch.get("zero") else "empty"  # a split sum's blocks add into it
     pointers = [f"{_arg(n)}_c.data_ptr<float>()" for n in inputs]
     pointers += ["out.data_ptr<int64_t>()" if indices else "out.data_ptr<float>()"]
     pointers += [f"(float){_arg(n)}" for n in scalars] + ["n"]
@@ -279,7 +281,7 @@ def _cuda_source(contract: Contract, body: str) -> str:
         [
             f"{_declaration(contract)} {{",
             *lines,
-            f"    auto out = torch::empty({{{shape}}}, {first});",
+            f"    auto out = torch::{fill}({{{shape}}}, {first});",
             f"    const int64_t n = {contract.launch['count']};",
             *_host_shape(contract.launch),
             f"    {contract.kernel_name}<<<grid, block, 0,",

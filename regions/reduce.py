@@ -187,9 +187,9 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     return contract
 
 
-def fold_code(fold: Fold, xn: str) -> str:
-    """The loop that folds a row into `result` by the fold's rule (C, one statement)."""
-    loop = "for (int64_t k = 0; k < R; ++k)"
+def fold_code(fold: Fold, xn: str, loop: str = "for (int64_t k = 0; k < R; ++k)") -> str:
+    """The loop that folds a row (or, by `loop`, a thread's share of it) into `result` by the fold's rule
+    (C, one statement)."""
     if "row_mean" in fold.rule:
         return f"{loop} {{\n    const float d = {xn}(k) - row_mean;\n    result += d * d;\n}}"
     return f"{loop} {fold.rule.format(x=xn)};"

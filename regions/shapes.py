@@ -6,8 +6,9 @@ fit its region (nodes.shape_choice) and never writes launch code. Each shape kee
 names, so a correct body moves to it unchanged (no model call) where it only reads through the accessors
 and the loaded values:
 
-- tiled and blocked (a lone matmul-family product): shared-memory tiles, and register blocking on top
-  (regions.tiles).
+- tiled, blocked, split and dot (a lone matmul-family product, regions.tiles): shared-memory tiles;
+  register blocking on top; that with K split over several blocks per output tile, for small outputs of
+  long sums; a block per output element, for outputs a few columns wide.
 - vector4 (a map whose element count is a multiple of 4): each thread computes four consecutive elements;
   inputs of the output's shape arrive in one 16-byte load, broadcast ones are loaded per element, the body
   runs once per element, and the four results leave in one 16-byte store.
@@ -15,6 +16,8 @@ and the loaded values:
   block of ROW_THREADS threads per output row; each thread runs the body over its own strided share of the
   row (R is its share's length, x(k) its k-th element) and the framework combines the partial results in
   shared memory with the op's own rule.
+- block_fold (a fused reduction: the fold is the framework's, the body the steps after it): one block per
+  row folds it, thread 0 runs the body on the finished value (regions.block_fold).
 Products with a bias or an epilogue, row-wise reductions (softmax, layer_norm: they write out(k)) and maps
 of other sizes have no other shape yet.
 """
@@ -25,6 +28,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from regions.block_fold import ROW_THREADS, block_fold
+from regions.check import check
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.pointwise import preloaded
@@ -41,13 +46,13 @@ from regions.skeleton import (
     signature_line,
     step_code,
 )
-from regions.tiles import TILE, blocked, blocks, tiled
+from regions.tiles import DOT_THREADS, TILE, blocked, blocks, dot, split, tiled
 
-ROW_THREADS = 256
 VECTOR = 4
 MAX_BLOCKS = 1 << 20  # the vector shape strides over its grid, as the first contracts do
 FIRST = "first"  # the first contract's shape: one thread per output element or row
-TILED, BLOCKED, VECTOR4, BLOCK_ROW = "tiled", "blocked", "vector4", "block_row"
+TILED, BLOCKED, SPLIT, DOT = "tiled", "blocked", "split", "dot"
+VECTOR4, BLOCK_ROW, BLOCK_FOLD = "vector4", "block_row", "block_fold"
 _MEMORY = re.compile(r"\bp_\w+")  # the kernel's pointers: p_out, p_A, ...
 
 
@@ -223,6 +228,20 @@ SHAPES: tuple[Shape, ...] = (
         blocked,
     ),
     Shape(
+        SPLIT,
+        "contraction",
+        "the blocked shape with K split over several blocks per output tile, each adding its part into the "
+        "output: for outputs too small to fill the GPU with one block per tile while K is long",
+        split,
+    ),
+    Shape(
+        DOT,
+        "contraction",
+        f"one block of {DOT_THREADS} threads per output element, each thread summing a strided share of k "
+        "and the block adding the shares: for outputs a few columns wide (a matrix times a vector)",
+        dot,
+    ),
+    Shape(
         VECTOR4,
         "map",
         "four consecutive elements per thread, read and written with 16-byte float4 loads and stores",
@@ -235,8 +254,42 @@ SHAPES: tuple[Shape, ...] = (
         "row and the block combining the shares in shared memory",
         block_rows,
     ),
+    Shape(
+        BLOCK_FOLD,
+        "reduce",
+        f"one block of {ROW_THREADS} threads per row folding it (the framework's fold, in strided shares "
+        "combined in shared memory), then your lines once per row on the finished value",
+        block_fold,
+    ),
 )
 BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
+
+
+# The shape the framework runs a body on where that body moves there unchanged, by kind, in order of
+# preference; measured on the H100 with the rules' bodies (benchmarks/results/launch_shapes_rules/): the
+# products' shapes 0.30-0.95x eager against 0.02-0.21x on the first contract, all strictly correct; vector4
+# 1.00-1.10x the first contract on 18 of 18 maps, strictly correct (the H200, the model's bodies).
+RULED: dict[str, tuple[str, ...]] = {
+    "contraction": (DOT, SPLIT, BLOCKED),
+    "reduce": (BLOCK_ROW, BLOCK_FOLD),
+    "map": (VECTOR4,),
+}
+
+
+def ruled_launch(region: Region, body: str) -> tuple[str, Contract] | None:
+    """The framework's own launch for a body written on its first contract (RULED): the first shape of
+    the region's kind that fits it and that the body moves to unchanged, passing the local checks there;
+    None keeps the first contract."""
+    if not moves_unchanged(body):
+        return None
+    for name in RULED.get(region.kind, ()):
+        try:
+            contract = BY_NAME[name].build(region)
+        except RegionError:
+            continue
+        if check(contract, body).ok:
+            return name, contract
+    return None
 
 
 def shapes_for(region: Region) -> list[tuple[Shape, Contract]]:

@@ -33,6 +33,10 @@ from regions.skeleton import (
 
 TILE = 16
 BLOCK_K = 8  # the blocked shape's slice of K
+PER, PER_LONG = 8, 4  # a thread's outputs a side, with float and with double sums
+SPLIT_TARGET = 264  # blocks the split shape aims for (two per SM of an H100 or H200)
+SPLIT_MIN_K = 2048  # the least of K one split block sums
+DOT_THREADS = 256
 
 
 def tiled(region: Region) -> Contract:
@@ -85,8 +89,34 @@ def tiled(region: Region) -> Contract:
 def blocked(region: Region) -> Contract:
     """The region's product with register blocking (see the module's docstring); RegionError where it does
     not apply (not a lone matmul, a bias, an output narrower than a block's tile)."""
+    return _register_blocked(region, _lone_product(region), 1)
+
+
+def split(region: Region) -> Contract:
+    """The blocked product with K split over SPLIT_TARGET // tiles blocks per output tile, where the output
+    has too few tiles to fill the GPU and K is long (level 1's K = 524288 on a 256 x 256 output: 16
+    blocks on 132 SMs, 0.02x eager); each block adds its slice's sums into the zeroed output atomically.
+    RegionError where the output fills the GPU already or K is too short to split."""
     ops = _lone_product(region)
-    per = 4 if ops.k_dim > LONG_SUM else 8  # outputs per thread a side; double sums take twice the registers
+    side = TILE * _per(ops)
+    tiles = ops.batch * blocks(ops.m_rows, side) * blocks(ops.n_cols, side)
+    splits = min(SPLIT_TARGET // tiles, ops.k_dim // SPLIT_MIN_K)
+    if splits < 2:
+        raise RegionError(
+            f"{region.id}: {tiles} output tiles and K = {ops.k_dim} leave nothing to split K over"
+        )
+    return _register_blocked(region, ops, splits)
+
+
+def _per(ops: Operands) -> int:
+    """Outputs per thread a side: double sums (K long) take twice the registers."""
+    return PER_LONG if ops.k_dim > LONG_SUM else PER
+
+
+def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
+    """The blocked contract; with `splits` > 1 each block sums one of `splits` equal runs of K's slices
+    and adds its outputs into the zeroed output atomically (blockIdx.z counts batch x splits)."""
+    per = _per(ops)
     side = TILE * per
     if min(ops.m_rows, ops.n_cols) < side:
         raise RegionError(f"{region.id}: a {ops.m_rows} x {ops.n_cols} output fills no {side} x {side} tile")
@@ -98,6 +128,14 @@ def blocked(region: Region) -> Contract:
     acc = "double" if ops.k_dim > LONG_SUM else "float"
     threads = TILE * TILE
     loads = BLOCK_K * side // threads  # values of each operand a thread stages per slice
+    run = blocks(blocks(ops.k_dim, splits), BLOCK_K) * BLOCK_K  # K's values one block sums
+    corner = f"kg_m0 = blockIdx.y * {side}, kg_j0 = blockIdx.x * {side}"
+    where = (
+        f"    const int64_t bt = blockIdx.z / {splits}, {corner};\n"
+        f"    const int64_t kg_k0 = (blockIdx.z % {splits}) * {run}, K_END = min(K_ALL, kg_k0 + {run});\n"
+        if splits > 1
+        else f"    const int64_t bt = blockIdx.z, {corner};\n    const int64_t kg_k0 = 0, K_END = K_ALL;\n"
+    )
     # B's tile is staged along k where B is stored (j, k) (a linear layer's weight), else along j, so that
     # consecutive threads read consecutive addresses either way
     b_at, b_slot = (
@@ -115,8 +153,8 @@ def blocked(region: Region) -> Contract:
         f"    __shared__ float kg_ta[{BLOCK_K}][{side + 1}];\n"
         f"    __shared__ float kg_tb[{BLOCK_K}][{side + 1}];\n"
         f"    const int kg_tx = threadIdx.x % {TILE}, kg_ty = threadIdx.x / {TILE};\n"
-        f"    const int64_t bt = blockIdx.z, kg_m0 = blockIdx.y * {side}, kg_j0 = blockIdx.x * {side};\n"
-        f"    {acc} kg_total[{per}][{per}];\n"
+        + where
+        + f"    {acc} kg_total[{per}][{per}];\n"
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
         f"        #pragma unroll\n"
         f"        for (int kg_j = 0; kg_j < {per}; ++kg_j) kg_total[kg_i][kg_j] = 0;\n"
@@ -125,18 +163,18 @@ def blocked(region: Region) -> Contract:
         "    auto kg_fetch = [&](int64_t k0) {\n"
         + each
         + f"            {{ const int64_t m = kg_m0 + kg_r / {BLOCK_K}, k = k0 + kg_r % {BLOCK_K};\n"
-        f"              kg_na[kg_q] = (m < M && k < K_ALL) ? {ops.a_at} : 0.0f; }}\n"
+        f"              kg_na[kg_q] = (m < M && k < K_END) ? {ops.a_at} : 0.0f; }}\n"
         f"            {{ const int64_t {b_at};\n"
-        f"              kg_nb[kg_q] = (k < K_ALL && j < N) ? {ops.b_at} : 0.0f; }}\n"
+        f"              kg_nb[kg_q] = (k < K_END && j < N) ? {ops.b_at} : 0.0f; }}\n"
         "        }\n    };\n"
-        "    kg_fetch(0);\n"
-        f"    for (int64_t k0 = 0; k0 < K_ALL; k0 += {BLOCK_K}) {{\n"
+        "    kg_fetch(kg_k0);\n"
+        f"    for (int64_t k0 = kg_k0; k0 < K_END; k0 += {BLOCK_K}) {{\n"
         + each
         + f"            kg_ta[kg_r % {BLOCK_K}][kg_r / {BLOCK_K}] = kg_na[kg_q];\n"
         f"            kg_tb{b_slot} = kg_nb[kg_q];\n"
         "        }\n"
         "        __syncthreads();\n"
-        f"        if (k0 + {BLOCK_K} < K_ALL) kg_fetch(k0 + {BLOCK_K});\n"
+        f"        if (k0 + {BLOCK_K} < K_END) kg_fetch(k0 + {BLOCK_K});\n"
         f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
         f"        const int64_t m = kg_m0 + kg_ty + {TILE} * kg_i, j = kg_j0 + kg_tx + {TILE} * kg_j;\n"
@@ -149,19 +187,86 @@ def blocked(region: Region) -> Contract:
         + _slice_result(ops.k_dim)
         + BODY_MARK
     )
+    store = (
+        "atomicAdd(&p_out[(bt * M + m) * N + j], (float)kg_total[kg_i][kg_j]);"
+        if splits > 1
+        else "p_out[(bt * M + m) * N + j] = (float)kg_total[kg_i][kg_j];"
+    )
     tail = (
         "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
         f"            const int64_t m = kg_m0 + kg_ty + {TILE} * kg_i, j = kg_j0 + kg_tx + {TILE} * kg_j;\n"
-        "            if (m < M && j < N) p_out[(bt * M + m) * N + j] = (float)kg_total[kg_i][kg_j];\n"
+        f"            if (m < M && j < N) {store}\n"
         "        }\n}\n"
     )
     who = (
         f"- each thread of a block of {threads} computes {per} x {per} output elements, your lines once for "
         "each (row m, column j)"
     )
-    return _sliced(region, ops, (sig, head, tail), who, BLOCK_K, ([threads, 1, 1], side))
+    contract = _sliced(region, ops, (sig, head, tail), who, BLOCK_K, ([threads, 1, 1], side))
+    if splits > 1:
+        contract.launch["grid"][2] *= splits
+        contract.launch["zero"] = True  # the blocks add into it
+    return contract
+
+
+def dot(region: Region) -> Contract:
+    """The product with one block of DOT_THREADS threads per output element: each thread sums a strided
+    share of K (consecutive threads read consecutive k) and the block adds the shares in double. For
+    outputs a few columns wide and K long (a matrix times a vector: 2048 outputs of 1M terms each), where
+    one thread per output reads its row alone. RegionError for outputs a tile wide, or K under a block."""
+    ops = _lone_product(region)
+    if ops.n_cols >= TILE or ops.k_dim < DOT_THREADS:
+        raise RegionError(
+            f"{region.id}: an output {ops.n_cols} columns wide with K = {ops.k_dim} is no dot product's shape"
+        )
+    names = c_names(region)
+    a, b = region.inputs
+    an, bn = names[a.name], names[b.name]
+    kernel = f"region_{region.id}"
+    sig = signature_line(kernel, [an, bn], "out", [], ["n"])
+    share = f"kg_t + k * {DOT_THREADS}"
+    wide = ops.k_dim > LONG_SUM
+    head = (
+        f"{PRELUDE}\n{sig} {{\n"
+        f"    const int64_t M = {ops.m_rows}, N = {ops.n_cols}, K_ALL = {ops.k_dim};\n"
+        f"    __shared__ double kg_part[{DOT_THREADS}];\n"
+        "    const int64_t kg_t = threadIdx.x, i = blockIdx.x;  // output element i; this thread's share\n"
+        "    const int64_t j = i % N, m = (i / N) % M, bt = i / (N * M);\n"
+        f"    const int64_t K = (K_ALL - kg_t + {DOT_THREADS - 1}) / {DOT_THREADS};  // k in [0, K)\n"
+        f"    auto kg_a = [&](int64_t k) -> float {{ return {ops.a_at}; }};\n"
+        f"    auto kg_b = [&](int64_t k) -> float {{ return {ops.b_at}; }};\n"
+        f"    auto {an} = [&](int64_t k) -> float {{ return kg_a({share}); }};  // {an}[.., m, {share}]\n"
+        f"    auto {bn} = [&](int64_t k) -> float {{ return kg_b({share}); }};  // "
+        + (f"{bn}[j, {share}]" if ops.linear else f"{bn}[.., {share}, j]")
+        + f"\n    // {step_code(region.steps[0], names)}, over this thread's share of k\n"
+        + (
+            "        double result = 0.0;  // add every term of this share to it\n"
+            if wide
+            else f"{SET_RESULT}: the sum over this share\n"
+        )
+        + BODY_MARK
+    )
+    tail = (
+        "    kg_part[kg_t] = result;\n    __syncthreads();\n"
+        f"    for (int kg_s = {DOT_THREADS // 2}; kg_s > 0; kg_s >>= 1) {{\n"
+        "        if (kg_t < kg_s) kg_part[kg_t] += kg_part[kg_t + kg_s];\n"
+        "        __syncthreads();\n    }\n"
+        "    if (kg_t == 0) p_out[i] = (float)kg_part[0];\n}\n"
+    )
+    roles = role_lines(region, names, {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"})
+    roles.insert(
+        0,
+        f"- each block of {DOT_THREADS} threads computes one output element (row m, column j); each thread "
+        f"sums its share of k as `result`, K = its share's length of the {ops.k_dim}, and the framework "
+        "adds the shares",
+    )
+    count = region.output.numel
+    launch = launch_info(region, kernel, count) | {"block": [DOT_THREADS, 1, 1], "grid": [count, 1, 1]}
+    contract = Contract(region.id, "contraction", kernel, sig, head, tail, "", launch)
+    contract.facts = facts_text(region, names, head, roles)
+    return contract
 
 
 def _sliced(

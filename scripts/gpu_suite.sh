@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|kinds|fusion|all]
+#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|kinds|fusion|judge|all]
 #   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
@@ -177,6 +177,23 @@ run_fusion() {
     "${KG_FUSION_JOBS:?set KG_FUSION_JOBS}" --out "$OUT/fusion_verdicts.jsonl" --cache-dir "$CACHE/fusion" \
     --config "$PAPER_CONFIG" 2>&1 | tr '\r' '\n' | tail -20 > "$OUT/fusion.log"
 }
+run_judge() {
+  # any job files, one after another, eager and torch.compile timed in each candidate's own trials (the paper
+  # config); a file's verdicts go to $OUT/<its name>.verdicts.jsonl; resumable: a verdict already there
+  # (carried back in as KG_JUDGE_RESUME/<name>.verdicts.jsonl) is not judged again; the call stops itself
+  # after KG_JUDGE_BUDGET_S:  KG_JUDGE_JOBS=".device/a.jsonl .device/b.jsonl" scripts/gpu_suite.sh judge
+  local jobs name end=$((SECONDS + ${KG_JUDGE_BUDGET_S:-500}))
+  for jobs in ${KG_JUDGE_JOBS:?set KG_JUDGE_JOBS}; do
+    name=$(basename "$jobs" .jsonl)
+    [ -n "${KG_JUDGE_RESUME:-}" ] && [ -e "$KG_JUDGE_RESUME/$name.verdicts.jsonl" ] && \
+      cp "$KG_JUDGE_RESUME/$name.verdicts.jsonl" "$OUT/$name.verdicts.jsonl"
+    [ $SECONDS -ge $end ] && { echo "budget spent before $name" >> "$OUT/judge.log"; continue; }
+    timeout -k 20 --signal=INT $((end - SECONDS)) "$PY" -m evaluator run "$jobs" \
+      --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/judge" --config "$PAPER_CONFIG" 2>&1 \
+      | tr '\r' '\n' | tail -5 >> "$OUT/judge.log"
+    echo "$name: $(wc -l < "$OUT/$name.verdicts.jsonl") verdicts at ${SECONDS} s" >> "$OUT/judge.log"
+  done
+}
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
     ${KG_THROUGHPUT_ARGS:-} 2>&1 | tee "$OUT/throughput.log"
@@ -197,6 +214,7 @@ case "$what" in
   paper) run_paper ;;
   kinds) run_kinds ;;
   fusion) run_fusion ;;
+  judge) run_judge ;;
   all) run_suite; run_suite_regions; run_corpus; run_baseline; run_profiles; run_throughput ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
 esac

@@ -47,8 +47,10 @@ class RegionKernel:
         block: Sequence[int] | None = None,
         grid: Sequence[int] | None = None,
         output_dtype: str = "float32",
+        zero: bool = False,
     ) -> None:
         self.kernel = kernel
+        self.zero = zero  # the kernel adds into its output (a split sum's blocks): it starts at zero
         if output_dtype not in _OUTPUT_DTYPES:
             raise ValueError(f"{kernel}: a region kernel writes float32 or int64, not {output_dtype}")
         self.output_dtype = _OUTPUT_DTYPES[output_dtype]
@@ -72,7 +74,8 @@ class RegionKernel:
         # a view into a storage may start off a 16-byte boundary; the vector shape's float4 loads need one
         tensors = [t if t.data_ptr() % 16 == 0 else t.clone() for t in tensors]
         device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
-        out = torch.empty(self.output_shape, dtype=self.output_dtype, device=device)
+        fill = torch.zeros if self.zero else torch.empty
+        out = fill(self.output_shape, dtype=self.output_dtype, device=device)
         if self.count == 0:
             return out
         values: list[Any] = [ctypes.c_void_p(t.data_ptr()) for t in (*tensors, out)]
@@ -119,12 +122,13 @@ def load_region_kernel(
     block: Sequence[int] | None = None,
     grid: Sequence[int] | None = None,
     output_dtype: str = "float32",
+    zero: bool = False,
 ) -> Any:
     """An extension-like object whose attribute `launch` runs the kernel: the evaluator's build cache
     wraps it as it wraps a load_inline module (counting calls, skip trials), whatever `name` it has."""
     module = type(name, (), {})()
     kernel_object = RegionKernel(
-        source, kernel, n_inputs, n_scalars, output_shape, count, block, grid, output_dtype
+        source, kernel, n_inputs, n_scalars, output_shape, count, block, grid, output_dtype, zero
     )
     setattr(module, launch, kernel_object)
     return module

@@ -48,10 +48,11 @@ def test_jobs_send_each_greedy_body_on_its_first_contract_and_its_shapes(
     )
     lines = [json.loads(line) for line in jobs.read_text().splitlines()]
     ids = [j["job_id"].rsplit("/", 1)[1] for j in lines]
-    assert ids == ["first", "tiled", "blocked", "first", "vector4"]  # greedy only; the matvec fits none
+    assert ids == ["first", "tiled", "blocked", "first", "dot", "first", "vector4"]  # greedy only
     assert "block=(16, 16, 1)" in lines[1]["code"] and "block=" not in lines[0]["code"]
     assert "block=(256, 1, 1)" in lines[2]["code"] and "kg_total[8][8]" in lines[2]["code"]
-    assert "make_float4(" in lines[4]["code"] and "make_float4(" not in lines[3]["code"]
+    assert "grid=(2048, 1, 1)" in lines[4]["code"]  # the matrix times a vector: a block per output
+    assert "make_float4(" in lines[6]["code"] and "make_float4(" not in lines[5]["code"]
 
 
 def test_jobs_by_rule_send_the_frameworks_own_bodies(kernelbench_dir: Path, tmp_path: Path) -> None:

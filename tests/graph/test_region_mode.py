@@ -215,29 +215,32 @@ def _corpus_hits(query: str, k: int, category: str | None) -> list[dict[str, Any
 def test_the_agent_plans_from_the_partition_and_shows_kernel_only_examples_of_the_kind(
     scripted, kernelbench_dir: Path
 ) -> None:
-    """Analysis picks among the offered regions (r1, r2, r4 at moderate); retrieval gives the picked one
+    """Analysis picks among the offered regions (r2, r3, r4 at moderate; r1 is the transposed
+    convolution's bias, viewed by channel); retrieval gives the picked one
     whole examples of its own kind (map), which the region prompt shows under the plan line."""
     from graph_fakes import REGION_PLAN
 
     from tools.retriever import RETRIEVER
 
     task = problem_to_dict(load_problem(kernelbench_dir / LAYER_NORM))
-    model = scripted(lambda m, kw: "```cuda\nfloat t1 = t0 + sum_weight;\n```")
+    model = scripted(
+        lambda m, kw: "```cuda\nfloat t1 = t0 + conv_transpose_bias_view;\nfloat t2 = t1 + sum_weight;\n```"
+    )
     ctx = Context(rounds=1, retrieval_k=1)
     with RETRIEVER.use(_corpus_hits), EVALUATOR.use(lambda jobs: [_region_verdict(j, ok=True) for j in jobs]):
         state = compile_graph("agent").invoke({"task": task}, context=ctx)
     (plan_call,) = model.calls_for("plan")
     menu = plan_call[0][-1]["content"]
-    assert "The regions you may choose" in menu and "- r2 (reduce):" in menu and "- r0 " not in menu
-    assert state["plan"]["regions"] == [{"id": "r1", "plan": REGION_PLAN}]
+    assert "The regions you may choose" in menu and "- r3 (reduce):" in menu and "- r0 " not in menu
+    assert state["plan"]["regions"] == [{"id": "r2", "plan": REGION_PLAN}]
     example, *_ = state["examples"]
-    assert example["region"] == "r1" and example["kind"] == "map" and len(state["examples"]) == 1
-    assert "t0" in example["text"] and "sum_weight" in example["text"]  # shown in r1's own input names
+    assert example["region"] == "r2" and example["kind"] == "map" and len(state["examples"]) == 1
+    assert "t0" in example["text"] and "sum_weight" in example["text"]  # shown in r2's own input names
     (write,) = model.calls_for("generate")
     prompt = write[0][-1]["content"]
     assert f"Plan for this kernel: {REGION_PLAN}" in prompt
     assert "An example: a kernel of the same kind from another model" in prompt and example["text"] in prompt
-    assert list(state["best"]["bodies"]) == ["r1"]  # only the region the plan chose
+    assert list(state["best"]["bodies"]) == ["r2"]  # only the region the plan chose
 
 
 def _timed(job: dict[str, Any], ok: bool, ms: float) -> dict[str, Any]:
@@ -539,3 +542,22 @@ def test_a_body_judged_wrong_and_written_again_is_not_judged_again(scripted, tas
         assert kwargs["temperature"] >= 0.7
     evaluated = [e for e in state["events"] if e["node"] == "evaluate"]
     assert evaluated[-1]["outputs"]["not_judged_again"] == {"r1s0": "r0s0"}
+
+
+@pytest.mark.parametrize("launch", ["ruled", "first"])
+def test_the_framework_runs_a_body_on_its_ruled_shape_unless_told_first(
+    scripted, kernelbench_dir: Path, launch: str
+) -> None:
+    """The model writes against the first contract (the one the CPU emulation runs); the program runs the
+    body on the product's ruled shape, register-blocked here, unless `launch` is first."""
+    body = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
+    model = scripted(lambda m, kw: f"```cuda\n{body}\n```")
+    task = problem_to_dict(load_problem(kernelbench_dir / "level1/1_Square_matrix_multiplication_.py"))
+    ctx = Context(rounds=1, launch=launch, emulate=False)
+    with EVALUATOR.use(lambda jobs: [_timed(j, ok=True, ms=2.0) for j in jobs]):
+        state = compile_graph("zero_shot").invoke({"task": task}, context=ctx)
+    (write,) = model.calls_for("generate")
+    assert "kg_total" not in write[0][-1]["content"]  # the prompt is the first contract's
+    (candidate,) = state["candidates"]
+    assert candidate["ruled"] == ({"r0": "blocked"} if launch == "ruled" else {})
+    assert ("block=(256, 1, 1)" in candidate["code"]) is (launch == "ruled") and candidate["shapes"] == {}

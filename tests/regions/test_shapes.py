@@ -10,23 +10,28 @@ from pathlib import Path
 import pytest
 
 from evaluator.problem import load_problems
+from regions.block_fold import block_fold
 from regions.check import check
 from regions.export import Written, export_program, region_markers
 from regions.model import RegionError
 from regions.offering import choose, contracted, cut
 from regions.shapes import (
+    BLOCK_FOLD,
     BLOCK_ROW,
     BLOCKED,
+    DOT,
     ROW_THREADS,
+    SPLIT,
     TILED,
     VECTOR4,
     block_rows,
     moves_unchanged,
+    ruled_launch,
     shaped,
     shapes_for,
     vectorised,
 )
-from regions.tiles import TILE, blocked, tiled
+from regions.tiles import TILE, blocked, dot, split, tiled
 from regions.trace import trace_problem
 
 SUM = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
@@ -78,6 +83,37 @@ def test_blocked_products_run_the_body_once_per_output_of_a_threads_block(kernel
     _, ((vector, _),) = _offered(kernelbench_dir, 1, 4)
     with pytest.raises(RegionError, match="fills no 64 x 64 tile"):
         blocked(vector)
+
+
+def test_a_small_output_of_a_long_sum_splits_k_over_blocks_that_add_into_a_zeroed_output(
+    kernelbench_dir: Path,
+) -> None:
+    """Level 1's K = 524288 on a 256 x 256 output: 16 output tiles of 64 x 64 (double sums), each summed
+    by 16 blocks over 32768 values of K; square 4096 x 4096 fills the GPU unsplit."""
+    problem, ((region, first),) = _offered(kernelbench_dir, 1, 6)
+    shaped = split(region)
+    assert check(first, SUM).ok and check(shaped, SUM).ok
+    assert shaped.launch["grid"] == [4, 4, 16] and shaped.launch["zero"] is True
+    assert "kg_k0 = (blockIdx.z % 16) * 32768" in shaped.head and "atomicAdd(&p_out[" in shaped.tail
+    assert "zero=True," in export_program(problem, [Written(region, shaped, SUM)], "nvrtc")
+    assert "torch::zeros({256, 256}" in export_program(problem, [Written(region, shaped, SUM)], "load_inline")
+    assert "zero" not in blocked(region).launch and "atomicAdd" not in blocked(region).tail
+    _, ((square, _),) = _offered(kernelbench_dir, 1, 1)
+    with pytest.raises(RegionError, match="1024 output tiles and K = 4096 leave nothing to split"):
+        split(square)
+
+
+def test_a_matrix_times_a_vector_runs_a_block_per_output_over_strided_shares(kernelbench_dir: Path) -> None:
+    _, ((region, first),) = _offered(kernelbench_dir, 1, 4)
+    shaped = dot(region)
+    assert check(first, SUM).ok and check(shaped, SUM).ok
+    assert shaped.launch["grid"] == [2048, 1, 1] and shaped.launch["block"] == [256, 1, 1]
+    assert "return kg_a(kg_t + k * 256);" in shaped.head and "double result = 0.0;" in shaped.head
+    assert "kg_part[kg_t] += kg_part[kg_t + kg_s];" in shaped.tail
+    assert [s.name for s, _ in shapes_for(region)] == [DOT]
+    _, ((square, _),) = _offered(kernelbench_dir, 1, 1)
+    with pytest.raises(RegionError, match="4096 columns wide with K = 4096 is no dot product"):
+        dot(square)
 
 
 def test_a_body_that_touches_memory_itself_does_not_move_to_tiles(kernelbench_dir: Path) -> None:
@@ -184,12 +220,23 @@ def test_vector_and_block_shapes_are_strictly_correct_on_the_gpu(
 
 @pytest.mark.gpu
 @pytest.mark.parametrize(
-    ("shape", "pid"), [(TILED, 3), (TILED, 10), (BLOCKED, 3), (BLOCKED, 6), (BLOCKED, 8), (BLOCKED, 10)]
+    ("shape", "pid"),
+    [
+        (TILED, 3),
+        (TILED, 10),
+        (BLOCKED, 3),
+        (BLOCKED, 6),
+        (BLOCKED, 8),
+        (BLOCKED, 10),
+        (SPLIT, 6),
+        (DOT, 4),
+    ],
 )
-def test_tiled_and_blocked_products_are_strictly_correct_on_the_gpu(
+def test_product_shapes_are_strictly_correct_on_the_gpu(
     kernelbench_dir: Path, eval_cache: Path, shape: str, pid: int
 ) -> None:
-    """Batched, 3-D, irregular (edge tiles on every side) and long-K (sums in double) products."""
+    """Batched, 3-D, irregular (edge tiles on every side) and long-K (sums in double) products; K split
+    over blocks adding into a zeroed output; a matrix times a vector, a block per output."""
     from evaluator.api import evaluate_many
     from evaluator.config import EvalConfig
     from evaluator.jobs import Job
@@ -202,3 +249,40 @@ def test_tiled_and_blocked_products_are_strictly_correct_on_the_gpu(
     (verdict,) = evaluate_many([job], config)
     assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
     assert [r["verdict"] for r in verdict["evidence"]["regions"]] == ["correct"]
+
+
+def test_a_fused_fold_runs_a_block_per_row_and_its_steps_once_per_row(kernelbench_dir: Path) -> None:
+    """Level 3's ResNet block at moderate: a batch norm's variance with `+ eps` and rsqrt fused, 64 rows
+    of 501,760 elements; the block combines the row's mean, then the squares, and thread 0 runs the steps."""
+    _, parts = _offered(kernelbench_dir, 3, 8, "moderate")
+    region, first = next((r, c) for r, c in parts if [s.target for s in r.steps][0] == "torch.var")
+    body = "float t1 = reduced + 1e-05f;\nfloat t2 = rsqrtf(t1);"
+    shaped = block_fold(region)
+    assert check(first, body).ok and check(shaped, body).ok
+    assert shaped.launch["grid"] == [64, 1, 1] and shaped.launch["block"] == [256, 1, 1]
+    assert "const float row_mean = (float)(kg_part[0] / R);" in shaped.head
+    assert "for (int64_t k = kg_t; k < R; k += 256) {" in shaped.head and "if (kg_t == 0) {" in shaped.head
+    assert [s.name for s, _ in shapes_for(region)] == [BLOCK_FOLD]
+    mean, _ = parts[0]
+    with pytest.raises(RegionError, match="only a fused fold"):
+        block_fold(mean)
+
+
+def test_the_framework_runs_a_body_on_its_kinds_ruled_shape_where_it_moves_unchanged(
+    kernelbench_dir: Path,
+) -> None:
+    """A product on dot, split or blocked (in that order, the first that fits), a map on vector4, a
+    reduction on a block a row; a body that touches memory itself stays on its first contract."""
+    ruled = {}
+    for pid in (1, 4, 6):
+        _, ((region, _),) = _offered(kernelbench_dir, 1, pid)
+        ruled[pid] = ruled_launch(region, SUM)
+    assert {pid: launch[0] for pid, launch in ruled.items()} == {1: BLOCKED, 4: DOT, 6: SPLIT}
+    assert ruled[6][1].launch["zero"] is True
+    _, ((product, _),) = _offered(kernelbench_dir, 1, 1)
+    assert ruled_launch(product, SUM + "\np_out[i] = result;") is None
+    _, ((pointwise, _),) = _offered(kernelbench_dir, 2, 9)
+    assert ruled_launch(pointwise, EPILOGUE)[0] == VECTOR4
+    _, parts = _offered(kernelbench_dir, None, 2, "moderate")
+    assert ruled_launch(parts[1][0], ROW_SUM)[0] == BLOCK_ROW
+    assert ruled_launch(parts[1][0], "result = 1.0f;") is None  # no fold of the row: fails the checks

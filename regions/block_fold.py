@@ -1,0 +1,110 @@
+"""The block_fold launch shape: a reduction to one value per row with its fused epilogue, one block a row.
+
+In a fused reduction (regions.reduce, moderate and aggressive ambition) the fold is the framework's and the
+body writes only the steps after it, so the framework may fold the row however it likes: here ROW_THREADS
+threads fold strided shares of the row and combine them in shared memory, in double (a variance first
+combines the row's mean the same way), and thread 0 runs the body on the finished value and stores it.
+Where rows are few and long (a training-mode batch norm's variance: 64 channels of 501,760 elements in
+level 3's ResNet block) the first contract's one thread per row leaves the GPU nearly idle.
+"""
+
+from __future__ import annotations
+
+from regions.epilogue import split
+from regions.library import PRELUDE
+from regions.model import Region, RegionError
+from regions.reduce import _SPREAD, FOLDS, _correction, fold_code
+from regions.rows import rows_of
+from regions.skeleton import BODY_MARK, Contract, c_names, facts_text, launch_info, role_lines, signature_line
+
+ROW_THREADS = 256
+# How the threads' partial folds combine, by the fold's op (a and b: two partial results)
+COMBINE = {
+    "torch.sum": "a + b",
+    "torch.mean": "a + b",
+    "torch.var": "a + b",
+    "torch.std": "a + b",
+    "torch.prod": "a * b",
+    "torch.amax": "fmax(a, b)",
+    "torch.max": "fmax(a, b)",
+    "torch.amin": "fmin(a, b)",
+    "torch.min": "fmin(a, b)",
+}
+
+
+def block_fold(region: Region) -> Contract:
+    """The fused reduction with one block per row; RegionError where the region is no fused fold or its
+    rows are shorter than a block."""
+    step = region.steps[0]
+    fold = FOLDS.get(step.target)
+    if region.kind != "reduce" or len(region.steps) < 2 or fold is None or step.target not in COMBINE:
+        raise RegionError(f"{region.id}: only a fused fold to one value per row has the block_fold shape")
+    names = c_names(region)
+    core, names, whole = split(region, names, "result" if fold.store == "result" else "reduced")
+    x = core.inputs[0]
+    layout = rows_of(step, x.shape)
+    length, rows = layout.length, layout.rows
+    if length < ROW_THREADS:
+        raise RegionError(f"{region.id}: rows of {length} elements fill no block of {ROW_THREADS} threads")
+    xn = names[x.name]
+    kernel = f"region_{region.id}"
+    sig = signature_line(
+        kernel,
+        [names[t.name] for t in whole.region.inputs],
+        "out",
+        [names[s] for s, _ in whole.region.scalars],
+        ["n"],
+    )
+    share = f"for (int64_t k = kg_t; k < R; k += {ROW_THREADS})"
+    mean = ""
+    if step.target in _SPREAD:
+        mean = (
+            f"    double kg_sum = 0.0;\n    {share} kg_sum += {xn}(k);\n"
+            + _combined("kg_sum", "a + b")
+            + "    const float row_mean = (float)(kg_part[0] / R);  // the row's mean\n    __syncthreads();\n"
+            f"    const double spread_divisor = {length - _correction(step)}.0;\n"
+        )
+    start = fold.start.removesuffix("f")
+    folded = "\n".join(f"    {line}" for line in fold_code(fold, xn, share).splitlines())
+    finished = f"        const float reduced = {fold.store};\n" if fold.store != "result" else ""
+    head = (
+        f"{PRELUDE}\n{sig} {{\n    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
+        f"    __shared__ double kg_part[{ROW_THREADS}];\n"
+        "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
+        f"    const int64_t base = {layout.base};\n"
+        f"    auto {xn} = [&](int64_t k) -> float {{ return p_{xn}[base + {layout.at('k')}]; }};\n"
+        + mean
+        + f"    double result = {start};\n{folded}\n"
+        + _combined("result", COMBINE[step.target])
+        + "    if (kg_t == 0) {\n        result = kg_part[0];  // the row's fold\n"
+        + finished
+        + whole.loads
+        + whole.todo
+        + BODY_MARK
+    )
+    tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
+    roles = role_lines(whole.region, names, whole.notes)
+    roles.insert(
+        0,
+        f"- each block of {ROW_THREADS} threads folds one of {rows} rows of R = {length} elements "
+        f"({fold.rule.format(x=xn)}); the framework combines the threads' shares into `result`"
+        + (f" and `reduced` is the finished value, {fold.store}" if fold.store != "result" else "")
+        + whole.then,
+    )
+    launch = launch_info(whole.region, kernel, rows) | {"block": [ROW_THREADS, 1, 1], "grid": [rows, 1, 1]}
+    contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
+    contract.facts = facts_text(whole.region, names, head, roles)
+    contract.reads = whole.reads
+    return contract
+
+
+def _combined(value: str, combine: str) -> str:
+    """Every thread's `value` into kg_part[0] (shared memory, double), by `combine` of a and b."""
+    return (
+        f"    kg_part[kg_t] = {value};\n    __syncthreads();\n"
+        f"    for (int kg_s = {ROW_THREADS // 2}; kg_s > 0; kg_s >>= 1) {{\n"
+        "        if (kg_t < kg_s) {\n"
+        "            const double a = kg_part[kg_t], b = kg_part[kg_t + kg_s];\n"
+        f"            kg_part[kg_t] = {combine};\n"
+        "        }\n        __syncthreads();\n    }\n"
+    )
