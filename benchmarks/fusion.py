@@ -1,9 +1,10 @@
 """What fusing pointwise epilogues into windows and reductions gains, the model's part held fixed.
 
-For each problem where the aggressive cut fuses an epilogue into a pooling window or a reduction, two
+For each problem where the moderate cut fuses an epilogue into a pooling window or a reduction, two
 programs go to the GPU, every body written by rule (regions.rules: no model, so the difference is the
-framework's): `apart`, the moderate cut (each map, window and reduction its own kernel), and `fused`, the
-aggressive cut (the maps after a window or reduction computed in its kernel). In both, products and
+framework's): `apart`, the conservative cut (each map, window and reduction its own kernel), and `fused`,
+the moderate cut (the maps after a window or reduction computed in its kernel; until 2026-12-05 the
+aggressive cut's, when moderate did not fuse, so results/fusion/ names them so). In both, products and
 convolutions stay PyTorch's, so the ratio of the two times is what fusion gains around them. Judged in one
 run with eager and torch.compile timed in the candidates' own trials.
 
@@ -27,7 +28,7 @@ from graph.runner.jsonl import read_jsonl
 REPO = Path(__file__).resolve().parents[1]
 SETS = (REPO.parent / "shared" / "kernelbench", REPO / "graph" / "demo_tasks" / "families")
 RESULTS = REPO / "benchmarks" / "results" / "fusion"  # the report: summary.json, summary.md
-VARIANTS = {"apart": "moderate", "fused": "aggressive"}
+VARIANTS = {"apart": "conservative", "fused": "moderate"}
 
 
 def _written(problem: Any, ambition: str) -> list[Any]:
@@ -57,8 +58,8 @@ def fuses(written: list[Any]) -> bool:
 
 
 def write_jobs(sets: list[Path], jobs_path: Path) -> int:
-    """`fusion:<problem>/apart` and `/fused` for every problem whose aggressive cut fuses an epilogue into
-    a window or a reduction and so launches fewer kernels (where the moderate cut already folded the
+    """`fusion:<problem>/apart` and `/fused` for every problem whose moderate cut fuses an epilogue into
+    a window or a reduction and so launches fewer kernels (where the conservative cut already folded the
     steps into a following map, as a batch norm's rsqrt, only where they run moves: not measured)."""
     from evaluator.problem import load_problems
     from regions.model import RegionError
@@ -118,7 +119,7 @@ def markdown(summary: dict[str, Any], device: str) -> str:
     lines = [
         "# Epilogues fused into windows and reductions (bodies by rule, products left to PyTorch)",
         "",
-        f"Device: {device}. `apart`: moderate cut, each region its own kernel; `fused`: aggressive cut, "
+        f"Device: {device}. `apart`: each region its own kernel; `fused`: "
         "the maps after a window or reduction in its kernel. Speedups are over eager (and torch.compile), "
         "timed in the candidate's own trials.",
         "",

@@ -10,6 +10,8 @@ torch.compile timed in each candidate's trials.
     python -m benchmarks.ruled jobs --run runs/fast30 --ambition moderate --jobs .device/ruled.jsonl  # here
     KG_JUDGE_JOBS=.device/ruled.jsonl scripts/gpu_suite.sh judge                                    # GPU
     python -m benchmarks.ruled report --verdicts ruled.verdicts.jsonl --jobs .device/ruled.jsonl    # here
+    python -m benchmarks.ruled report --verdicts benchmarks/results/ruled/model.verdicts.jsonl \
+        --jobs benchmarks/results/ruled/model.job_ids.json     # the committed run (2026-12-05, H100)
 """
 
 from __future__ import annotations
@@ -62,8 +64,8 @@ def ruled_jobs(run_jobs: Path, ambition: str) -> tuple[list[dict[str, Any]], lis
         sources = kernel_bodies(job["code"])
         written, moved = [], 0
         for rid in [m["id"] for m in job.get("regions") or []]:
-            region, first = parts[rid]
-            body = cut_body(sources.get(rid, ""), first.head, first.tail)
+            region, first = parts.get(rid, (None, None))
+            body = cut_body(sources.get(rid, ""), first.head, first.tail) if first else None
             if body is None:
                 break
             ruled = ruled_launch(region, body)
@@ -76,22 +78,37 @@ def ruled_jobs(run_jobs: Path, ambition: str) -> tuple[list[dict[str, Any]], lis
             else:
                 left.append(f"{job['job_id']}: no body moves to a ruled shape")
             continue
-        left.append(f"{job['job_id']}: a kernel is not its first contract's (a launch shape chosen already)")
+        left.append(
+            f"{job['job_id']}: a kernel is no first contract offered now (a shape chosen, or the cut changed)"
+        )
         lines.append(job)
     return lines, left
 
 
-def summarise(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per task: the first and the ruled program's verdict and speedups; counts of each setup."""
+def sent_ids(path: Path) -> list[str]:
+    """The job ids of a jobs file, or of a JSON list of them (a results folder keeps the ids alone: the
+    programs are megabytes)."""
+    if path.suffix == ".json":
+        return [str(i) for i in json.loads(path.read_text())]
+    return [line["job_id"] for line in read_jsonl(path)]
+
+
+def summarise(verdicts: list[dict[str, Any]], job_ids: list[str]) -> dict[str, Any]:
+    """Per task judged both ways: the first and the ruled program's verdict and speedups (where nothing
+    moved, the ruled program is the first); counts of each setup. A task whose ruled program was not
+    judged yet is left out of both."""
     by_id = {v["job_id"]: v for v in verdicts}
+    sent = set(job_ids)
     rows = []
-    for job_id, first in by_id.items():
-        if job_id.endswith(RULED):
+    for job_id in job_ids:
+        if job_id.endswith(RULED) or job_id not in by_id:
             continue
-        ruled = by_id.get(job_id + RULED, first)  # nothing moved: the ruled program is the first
-        rows.append(
-            {"task": job_id.split(":", 1)[-1].split("|", 1)[0], "first": _cell(first), "ruled": _cell(ruled)}
-        )
+        moved = job_id + RULED in sent
+        if moved and job_id + RULED not in by_id:
+            continue
+        ruled = by_id[job_id + RULED] if moved else by_id[job_id]
+        task = job_id.split(":", 1)[-1].split("|", 1)[0]
+        rows.append({"task": task, "first": _cell(by_id[job_id]), "ruled": _cell(ruled), "moved": moved})
     summary: dict[str, Any] = {"rows": rows}
     for setup in ("first", "ruled"):
         cells = [r[setup] for r in rows]
@@ -160,6 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     j.add_argument("--jobs", type=Path, required=True)
     r = sub.add_parser("report")
     r.add_argument("--verdicts", type=Path, required=True)
+    r.add_argument(
+        "--jobs",
+        type=Path,
+        required=True,
+        help="the jobs file the verdicts judged, or a JSON list of its ids",
+    )
     r.add_argument("--out", type=Path, help="write summary.md and summary.json into this folder")
     args = parser.parse_args(argv)
     if args.cmd == "jobs":
@@ -171,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(lines)} jobs -> {args.jobs}", file=sys.stderr)
         return 0
     verdicts = list(read_jsonl(args.verdicts))
-    devices = {str((v.get("evidence") or {}).get("device") or v.get("device") or "") for v in verdicts} - {""}
-    summary = summarise(verdicts)
+    devices = {str((v.get("evidence") or {}).get("gpu") or "") for v in verdicts} - {""}
+    summary = summarise(verdicts, sent_ids(args.jobs))
     text = markdown(summary, ", ".join(sorted(devices)) or "the GPU of the verdicts")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,11 @@ time while the framework stages the slices and adds them.
   operands' tiles, then the body runs once per output of the thread, unrolled, so the compiler keeps the
   thread's T x T sums in registers and reads each staged value once per slice for T outputs. T is 8, and
   4 where K is long enough that the sums are kept in double.
+- split (blocked products whose output has too few tiles to fill the GPU while K is long): blocked, with
+  K's slices split into equal runs over several blocks per output tile; each block adds its sums into the
+  output, which starts at zero (the launch's `zero`), with atomicAdd.
+- dot (products whose output is under a tile wide, a matrix times a vector): one block per output
+  element; each thread sums a strided share of K (K is its share's length) and the block adds the shares.
 """
 
 from __future__ import annotations

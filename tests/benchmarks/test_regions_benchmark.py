@@ -12,7 +12,7 @@ from benchmarks import regions as bench
 from evaluator.verdict import make
 from nodes.model.llm import Completion, use_model
 
-BODIES = {"t1 = A * s": "```cuda\nfloat t1 = A * s;\n```", "t5 = t4 / 2.0": "```cuda\nfloat t1 = oops;\n```"}
+BODIES = {"t1 = A * s": "```cuda\nfloat t1 = A * s;\n```", "t6 = t5 / 2.0": "```cuda\nfloat t1 = oops;\n```"}
 
 
 class ByContract:

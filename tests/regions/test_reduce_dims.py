@@ -11,8 +11,9 @@ import pytest
 from evaluator.problem import load_problem, problem_from_source
 from regions.check import check
 from regions.emulate import emulate, small_twin
-from regions.offering import offered
+from regions.offering import contracted, cut, offered
 from regions.skeleton import c_names
+from regions.trace import trace_problem
 
 MEAN = "for (int64_t k = 0; k < R; ++k) result += x(k);"  # the framework divides
 SPREAD = "for (int64_t k = 0; k < R; ++k) {\n    const float d = x(k) - row_mean;\n    result += d * d;\n}"
@@ -37,8 +38,10 @@ def get_init_inputs():
 
 
 def _region(problem, target: str):
-    chosen, _ = offered(problem.source, "moderate")
-    return next((r, c) for r, c in chosen if r.steps[0].target == target)
+    """The statistic's region apart from the steps after it (conservative's cut: moderate fuses a norm's
+    `+ eps` and rsqrt into its variance, whose fold is then the framework's)."""
+    fit, _ = contracted(cut(trace_problem(problem), "conservative"))
+    return next((r, c) for r, c in fit if r.steps[0].target == target)
 
 
 def _reading(region, body: str) -> str:
@@ -47,7 +50,7 @@ def _reading(region, body: str) -> str:
 
 
 def _emulates(problem, region, body: str) -> bool:
-    small = small_twin(problem.source, region)
+    small = small_twin(problem.source, region, "conservative")
     assert small is not None
     return emulate(*small, body).ok
 
