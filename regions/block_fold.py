@@ -13,9 +13,17 @@ from __future__ import annotations
 from regions.epilogue import split
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
-from regions.reduce import _SPREAD, FOLDS, _correction, fold_code
+from regions.reduce import FOLDS, SPREAD, correction, fold_code
 from regions.rows import rows_of
-from regions.skeleton import BODY_MARK, Contract, c_names, facts_text, launch_info, role_lines, signature_line
+from regions.skeleton import (
+    BODY_MARK,
+    Contract,
+    c_names,
+    facts_text,
+    launch_info,
+    region_signature,
+    role_lines,
+)
 
 ROW_THREADS = 256
 # How the threads' partial folds combine, by the fold's op (a and b: two partial results)
@@ -48,21 +56,15 @@ def block_fold(region: Region) -> Contract:
         raise RegionError(f"{region.id}: rows of {length} elements fill no block of {ROW_THREADS} threads")
     xn = names[x.name]
     kernel = f"region_{region.id}"
-    sig = signature_line(
-        kernel,
-        [names[t.name] for t in whole.region.inputs],
-        "out",
-        [names[s] for s, _ in whole.region.scalars],
-        ["n"],
-    )
+    sig = region_signature(kernel, whole.region, names)
     share = f"for (int64_t k = kg_t; k < R; k += {ROW_THREADS})"
     mean = ""
-    if step.target in _SPREAD:
+    if step.target in SPREAD:
         mean = (
             f"    double kg_sum = 0.0;\n    {share} kg_sum += {xn}(k);\n"
             + _combined("kg_sum", "a + b")
             + "    const float row_mean = (float)(kg_part[0] / R);  // the row's mean\n    __syncthreads();\n"
-            f"    const double spread_divisor = {length - _correction(step)}.0;\n"
+            f"    const double spread_divisor = {length - correction(step)}.0;\n"
         )
     start = fold.start.removesuffix("f")
     folded = "\n".join(f"    {line}" for line in fold_code(fold, xn, share).splitlines())

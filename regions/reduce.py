@@ -64,7 +64,7 @@ _NORMALIZED = {"torch.softmax", "torch.log_softmax"}
 _STANDARDIZED = {"torch.nn.functional.layer_norm"}
 _EACH = _NORMALIZED | _STANDARDIZED  # ops whose loop over the row is the framework's
 # The skeleton's row mean, then the squared deviations over R - correction.
-_SPREAD = {"torch.var", "torch.std"}
+SPREAD = {"torch.var", "torch.std"}
 LONG_SUM = 4096  # a plain float sum over more terms than this misses atol = rtol = 1e-4 (probe: K = 524288)
 
 
@@ -132,7 +132,7 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
     if rowwise:
         accessors.append(f"        auto out = [&](int64_t k) -> float& {{ return p_out[base + {at}]; }};")
     accessors += _statistics(region, step, xn, length)
-    wide = bool(fold and fold.wide and (length > LONG_SUM or step.target in _SPREAD))
+    wide = bool(fold and fold.wide and (length > LONG_SUM or step.target in SPREAD))
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
         f"{loop_head('n')}        const int64_t base = {layout.base};\n"
@@ -237,8 +237,8 @@ def _statistics(region: Region, step: Step, xn: str, length: int) -> list[str]:
             "            kg_squares += d * d;\n        }",
             f"        const float row_rstd = rsqrtf((float)(kg_squares / R) + {eps!r}f);  // 1/sqrt(var+eps)",
         ]
-    if step.target in _SPREAD:
-        divisor = length - _correction(step)
+    if step.target in SPREAD:
+        divisor = length - correction(step)
         if divisor <= 0:
             raise RegionError(
                 f"{region.id}: a variance of {length} elements with this correction is undefined"
@@ -284,7 +284,7 @@ def _told(target: str, xn: str, index: tuple[str, str, str] | None, fold: Fold |
         return (
             f"- fold: one loop over k in [0, R) doing {fold.rule.format(x=xn)}; result starts at "
             f"{fold.start} and the framework stores {fold.store}"
-            + ("; row_mean is the row's mean, computed for you" if target in _SPREAD else "")
+            + ("; row_mean is the row's mean, computed for you" if target in SPREAD else "")
         )
     return ""
 
@@ -315,7 +315,7 @@ def _stored(index: tuple[str, str, str] | None, fold: Fold | None) -> str:
     return "index" if index else fold.store if fold else "result"
 
 
-def _correction(step: Step) -> int:
+def correction(step: Step) -> int:
     """torch.var's correction: 1 unless `correction=` or `unbiased=False` says otherwise."""
     kwargs = dict(step.kwargs)
     if kwargs.get("correction") is not None:
