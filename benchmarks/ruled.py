@@ -59,29 +59,28 @@ def ruled_jobs(run_jobs: Path, ambition: str) -> tuple[list[dict[str, Any]], lis
 
     lines, left = [], []
     for job in read_jsonl(run_jobs):
+        lines.append(job)
         problem = problem_from_dict(job["problem"])
-        parts = dict((r.id, (r, c)) for r, c in offered(problem.source, ambition)[0])
+        parts = {r.id: (r, c) for r, c in offered(problem.source, ambition)[0]}
         sources = kernel_bodies(job["code"])
         written, moved = [], 0
         for rid in [m["id"] for m in job.get("regions") or []]:
             region, first = parts.get(rid, (None, None))
             body = cut_body(sources.get(rid, ""), first.head, first.tail) if first else None
             if body is None:
+                left.append(
+                    f"{job['job_id']}: a kernel is no first contract offered now (a shape chosen, or "
+                    "the cut changed)"
+                )
                 break
             ruled = ruled_launch(region, body)
             moved += ruled is not None
             written.append(Written(region, ruled[1] if ruled else first, body))
         else:
-            lines.append(job)
             if moved:
                 lines.append(region_job(job["job_id"] + RULED, problem, written))
             else:
                 left.append(f"{job['job_id']}: no body moves to a ruled shape")
-            continue
-        left.append(
-            f"{job['job_id']}: a kernel is no first contract offered now (a shape chosen, or the cut changed)"
-        )
-        lines.append(job)
     return lines, left
 
 

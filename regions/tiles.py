@@ -74,14 +74,7 @@ def tiled(region: Region) -> Contract:
         f"            tile_b[ty][tx] = (k < K_ALL && j < N) ? {ops.b_at} : 0.0f;\n"
         f"        }}\n"
         f"        __syncthreads();\n"
-        f"        {{\n"
-        f"        const int64_t K = {TILE};  // this slice of K: k in [0, K)\n"
-        f"        auto {an} = [&](int64_t k) -> float {{ return tile_a[ty][k]; }};  // {an}[.., m, k0 + k]\n"
-        f"        auto {bn} = [&](int64_t k) -> float {{ return tile_b[k][tx]; }};  // "
-        + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
-        + f"\n        // {step_code(region.steps[0], names)}\n"
-        + _slice_result(ops.k_dim)
-        + BODY_MARK
+        f"        {{\n" + _slice_body(region, ops, TILE, ("tile_a[ty][k]", "tile_b[k][tx]"))
     )
     tail = (
         "        total += result;\n        }\n        __syncthreads();\n    }\n"
@@ -183,14 +176,9 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
         f"        const int64_t m = kg_m0 + kg_ty + {TILE} * kg_i, j = kg_j0 + kg_tx + {TILE} * kg_j;\n"
-        f"        const int64_t K = {BLOCK_K};  // this slice of K: k in [0, K)\n"
-        f"        auto {an} = [&](int64_t k) -> float {{ return kg_ta[k][kg_ty + {TILE} * kg_i]; }};"
-        f"  // {an}[.., m, k0 + k]\n"
-        f"        auto {bn} = [&](int64_t k) -> float {{ return kg_tb[k][kg_tx + {TILE} * kg_j]; }};  // "
-        + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
-        + f"\n        // {step_code(region.steps[0], names)}\n"
-        + _slice_result(ops.k_dim)
-        + BODY_MARK
+        + _slice_body(
+            region, ops, BLOCK_K, (f"kg_ta[k][kg_ty + {TILE} * kg_i]", f"kg_tb[k][kg_tx + {TILE} * kg_j]")
+        )
     )
     store = (
         "atomicAdd(&p_out[(bt * M + m) * N + j], (float)kg_total[kg_i][kg_j]);"
@@ -310,6 +298,23 @@ def _lone_product(region: Region) -> Operands:
     if len(region.inputs) != 2 or region.scalars:
         raise RegionError(f"{region.id}: a product with a bias keeps one thread per element")
     return operands(region, c_names(region))
+
+
+def _slice_body(region: Region, ops: Operands, width: int, reads: tuple[str, str]) -> str:
+    """The head's last lines on a product shape: the slice's K, the operands read from where the shape
+    staged them (`reads`: C expressions over k), the step, `result` as the first contract declared it."""
+    names = c_names(region)
+    a, b = region.inputs
+    an, bn = names[a.name], names[b.name]
+    return (
+        f"        const int64_t K = {width};  // this slice of K: k in [0, K)\n"
+        f"        auto {an} = [&](int64_t k) -> float {{ return {reads[0]}; }};  // {an}[.., m, k0 + k]\n"
+        f"        auto {bn} = [&](int64_t k) -> float {{ return {reads[1]}; }};  // "
+        + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
+        + f"\n        // {step_code(region.steps[0], names)}\n"
+        + _slice_result(ops.k_dim)
+        + BODY_MARK
+    )
 
 
 def _slice_result(k_dim: int) -> str:
