@@ -6,14 +6,16 @@ time while the framework stages the slices and adds them.
   each TILE-wide slice of K the framework loads a tile of A and of B, the body sums that slice (K = TILE,
   the accessors reading the tiles) and the framework adds the slices.
 - blocked (the same products, outputs of at least one block tile a side): register blocking. A block of
-  256 threads owns a 16·T x 16·T output tile and each thread T x T outputs of it (strided by 16, so a
-  warp reads shared memory without bank conflicts); per BLOCK_K-wide slice of K the block stages both
-  operands' tiles, then the body runs once per output of the thread, unrolled, so the compiler keeps the
-  thread's T x T sums in registers and reads each staged value once per slice for T outputs. T is 8, and
-  4 where K is long enough that the sums are kept in double.
-- split (blocked products whose output has too few tiles to fill the GPU while K is long): blocked, with
-  K's slices split into equal runs over several blocks per output tile; each block adds its sums into the
-  output, which starts at zero (the launch's `zero`), with atomicAdd.
+  256 threads owns a 16·T x 16·T output tile and each thread T x T outputs of it, in runs of LANES adjacent
+  rows and columns (a run per 16·LANES), so a thread reads each staged run in one 16-byte shared load and
+  a warp's loads hit distinct banks; per BLOCK_K-wide slice of K the block stages both operands' tiles,
+  then the body runs once per output of the thread, unrolled, so the compiler keeps the thread's T x T
+  sums in registers and reads each staged value once per slice for T outputs. T is 8, and 4 where K is
+  long enough that the sums are kept in double.
+- split (blocked products whose output has too few tiles to fill the GPU while K is long, or whose K is
+  too long for a float sum): blocked, with K's slices split into equal runs over several blocks per output
+  tile, each run short enough for float sums; each block adds its sums into the output, which starts at
+  zero (the launch's `zero`), with atomicAdd.
 - dot (products whose output is under a tile wide, a matrix times a vector): one block per output
   element; each thread sums a strided share of K (K is its share's length) and the block adds the shares.
 """
@@ -42,6 +44,7 @@ PER, PER_LONG = 8, 4  # a thread's outputs a side, with float and with double su
 SPLIT_TARGET = 264  # blocks the split shape aims for (two per SM of an H100 or H200)
 SPLIT_MIN_K = 2048  # the least of K one split block sums
 DOT_THREADS = 256
+LANES = 4  # a blocked thread's adjacent rows (and columns): one float4 of a staged slice
 
 
 def tiled(region: Region) -> Contract:
@@ -91,14 +94,16 @@ def blocked(region: Region) -> Contract:
 
 
 def split(region: Region) -> Contract:
-    """The blocked product with K split over SPLIT_TARGET // tiles blocks per output tile, where the output
-    has too few tiles to fill the GPU and K is long (level 1's K = 524288 on a 256 x 256 output: 16
-    blocks on 132 SMs, 0.02x eager); each block adds its slice's sums into the zeroed output atomically.
-    RegionError where the output fills the GPU already or K is too short to split."""
+    """The blocked product with K split into equal runs over several blocks per output tile, each block
+    adding its run's sums into the zeroed output atomically. Two reasons to split: an output with too few
+    tiles to fill the GPU while K is long (level 1's K = 524288 on a 256 x 256 output: 16 blocks on 132
+    SMs, 0.02x eager), aiming at SPLIT_TARGET blocks; and K longer than LONG_SUM, split into runs that a
+    float sum keeps within the tolerance (the blocked shape sums such K in double, at half the outputs per
+    thread). RegionError where neither holds."""
     ops = _lone_product(region)
-    side = TILE * _per(ops)
+    side = TILE * PER
     tiles = ops.batch * blocks(ops.m_rows, side) * blocks(ops.n_cols, side)
-    splits = min(SPLIT_TARGET // tiles, ops.k_dim // SPLIT_MIN_K)
+    splits = max(min(SPLIT_TARGET // tiles, ops.k_dim // SPLIT_MIN_K), blocks(ops.k_dim, LONG_SUM))
     if splits < 2:
         raise RegionError(
             f"{region.id}: {tiles} output tiles and K = {ops.k_dim} leave nothing to split K over"
@@ -106,15 +111,17 @@ def split(region: Region) -> Contract:
     return _register_blocked(region, ops, splits)
 
 
-def _per(ops: Operands) -> int:
-    """Outputs per thread a side: double sums (K long) take twice the registers."""
-    return PER_LONG if ops.k_dim > LONG_SUM else PER
+def _per(run: int) -> int:
+    """Outputs per thread a side for a block summing `run` values of K: double sums take twice the
+    registers."""
+    return PER_LONG if run > LONG_SUM else PER
 
 
 def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     """The blocked contract; with `splits` > 1 each block sums one of `splits` equal runs of K's slices
     and adds its outputs into the zeroed output atomically (blockIdx.z counts batch x splits)."""
-    per = _per(ops)
+    run = blocks(blocks(ops.k_dim, splits), BLOCK_K) * BLOCK_K  # K's values one block sums
+    per = _per(run)
     side = TILE * per
     if min(ops.m_rows, ops.n_cols) < side:
         raise RegionError(f"{region.id}: a {ops.m_rows} x {ops.n_cols} output fills no {side} x {side} tile")
@@ -123,10 +130,9 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     an, bn = names[a.name], names[b.name]
     kernel = f"region_{region.id}"
     sig = signature_line(kernel, [an, bn], "out", [], ["n"])
-    acc = "double" if ops.k_dim > LONG_SUM else "float"
+    acc = "double" if run > LONG_SUM else "float"
     threads = TILE * TILE
     loads = BLOCK_K * side // threads  # values of each operand a thread stages per slice
-    run = blocks(blocks(ops.k_dim, splits), BLOCK_K) * BLOCK_K  # K's values one block sums
     corner = f"kg_m0 = blockIdx.y * {side}, kg_j0 = blockIdx.x * {side}"
     where = (
         f"    const int64_t bt = blockIdx.z / {splits}, {corner};\n"
@@ -141,6 +147,7 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         if ops.linear
         else (f"k = k0 + kg_r / {side}, j = kg_j0 + kg_r % {side}", f"[kg_r / {side}][kg_r % {side}]")
     )
+    row, col = _owned("kg_ty", "kg_i"), _owned("kg_tx", "kg_j")
     each = (
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads}; ++kg_q) {{\n"
         f"            const int kg_r = threadIdx.x + kg_q * {threads};\n"
@@ -148,8 +155,8 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     head = (
         f"{PRELUDE}\n{sig} {{\n"
         f"    const int64_t M = {ops.m_rows}, N = {ops.n_cols}, K_ALL = {ops.k_dim};\n"
-        f"    __shared__ float kg_ta[{BLOCK_K}][{side + 1}];\n"
-        f"    __shared__ float kg_tb[{BLOCK_K}][{side + 1}];\n"
+        f"    __shared__ __align__(16) float kg_ta[{BLOCK_K}][{side + LANES}];\n"
+        f"    __shared__ __align__(16) float kg_tb[{BLOCK_K}][{side + LANES}];\n"
         f"    const int kg_tx = threadIdx.x % {TILE}, kg_ty = threadIdx.x / {TILE};\n"
         + where
         + f"    {acc} kg_total[{per}][{per}];\n"
@@ -175,10 +182,8 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         f"        if (k0 + {BLOCK_K} < K_END) kg_fetch(k0 + {BLOCK_K});\n"
         f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-        f"        const int64_t m = kg_m0 + kg_ty + {TILE} * kg_i, j = kg_j0 + kg_tx + {TILE} * kg_j;\n"
-        + _slice_body(
-            region, ops, BLOCK_K, (f"kg_ta[k][kg_ty + {TILE} * kg_i]", f"kg_tb[k][kg_tx + {TILE} * kg_j]")
-        )
+        f"        const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
+        + _slice_body(region, ops, BLOCK_K, (f"kg_ta[k][{row}]", f"kg_tb[k][{col}]"))
     )
     store = (
         "atomicAdd(&p_out[(bt * M + m) * N + j], (float)kg_total[kg_i][kg_j]);"
@@ -189,7 +194,7 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-        f"            const int64_t m = kg_m0 + kg_ty + {TILE} * kg_i, j = kg_j0 + kg_tx + {TILE} * kg_j;\n"
+        f"            const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
         f"            if (m < M && j < N) {store}\n"
         "        }\n}\n"
     )
@@ -323,6 +328,12 @@ def _slice_result(k_dim: int) -> str:
     if k_dim > LONG_SUM:
         return "        float result = 0.0f;  // add every term of this slice to it\n"
     return f"{SET_RESULT}: the sum over this slice\n"
+
+
+def _owned(thread: str, index: str) -> str:
+    """The offset in its block's tile of a thread's `index`-th row (or column): runs of LANES adjacent ones,
+    a run per TILE * LANES, so that a thread reads each slice's run in one 16-byte shared load."""
+    return f"{LANES} * {thread} + {index} % {LANES} + {TILE * LANES} * ({index} / {LANES})"
 
 
 def blocks(count: int, per: int) -> int:

@@ -68,7 +68,8 @@ def test_products_the_shape_does_not_fit_say_why(kernelbench_dir: Path) -> None:
 
 def test_blocked_products_run_the_body_once_per_output_of_a_threads_block(kernelbench_dir: Path) -> None:
     """8 x 8 outputs per thread where the sum is float, 4 x 4 where it is kept in double (K > 4096); the
-    unrolled body reads each staged value once per slice for a whole row or column of outputs."""
+    unrolled body reads each staged value once per slice for a whole row or column of outputs, a run of
+    four adjacent ones in one 16-byte shared load."""
     from evaluator.regions.nvrtc import compile_kernel
 
     for pid, per, grid in ((1, 8, [32, 32, 1]), (3, 8, [16, 4, 128]), (6, 4, [4, 4, 1])):
@@ -79,7 +80,13 @@ def test_blocked_products_run_the_body_once_per_output_of_a_threads_block(kernel
         assert f"kg_total[{per}][{per}]" in shaped.head and "const int64_t K = 8;" in shaped.facts
     _, ((region, _),) = _offered(kernelbench_dir, 1, 1)
     ptx = compile_kernel(blocked(region).head + SUM + "\n" + blocked(region).tail).ptx
-    assert ptx.count("ld.shared") == 8 * (8 + 8) and ptx.count("fma.rn.f32") == 8 * 8 * 8
+    assert ptx.count("ld.shared.v4.f32") == 8 * (8 + 8) // 4 and ptx.count("fma.rn.f32") == 8 * 8 * 8
+    assert ptx.count("ld.shared") == ptx.count("ld.shared.v4.f32")
+    for pid in (1, 6):  # the output a thread stores is the one its body computed
+        contract = blocked(_offered(kernelbench_dir, 1, pid)[1][0][0])
+        (computed,) = [line for line in contract.head.splitlines() if "m = kg_m0 + 4 * kg_ty" in line]
+        (stored,) = [line for line in contract.tail.splitlines() if "m = kg_m0 + 4 * kg_ty" in line]
+        assert computed.strip() == stored.strip()
     _, ((vector, _),) = _offered(kernelbench_dir, 1, 4)
     with pytest.raises(RegionError, match="fills no 64 x 64 tile"):
         blocked(vector)
@@ -88,13 +95,18 @@ def test_blocked_products_run_the_body_once_per_output_of_a_threads_block(kernel
 def test_a_small_output_of_a_long_sum_splits_k_over_blocks_that_add_into_a_zeroed_output(
     kernelbench_dir: Path,
 ) -> None:
-    """Level 1's K = 524288 on a 256 x 256 output: 16 output tiles of 64 x 64 (double sums), each summed
-    by 16 blocks over 32768 values of K; square 4096 x 4096 fills the GPU unsplit."""
+    """Level 1's K = 524288 on a 256 x 256 output: 4 output tiles of 128 x 128, each summed by 128 blocks
+    over runs of 4096 values of K in float (runs no longer than a float sum keeps within the tolerance);
+    square 4096 x 4096 (K = 4096) fills the GPU unsplit; standard 2048 x 4096 with K = 8192 fills it too,
+    and splits K in two for float sums."""
     problem, ((region, first),) = _offered(kernelbench_dir, 1, 6)
     shaped = split(region)
     assert check(first, SUM).ok and check(shaped, SUM).ok
-    assert shaped.launch["grid"] == [4, 4, 16] and shaped.launch["zero"] is True
-    assert "kg_k0 = (blockIdx.z % 16) * 32768" in shaped.head and "atomicAdd(&p_out[" in shaped.tail
+    assert shaped.launch["grid"] == [2, 2, 128] and shaped.launch["zero"] is True
+    assert "kg_k0 = (blockIdx.z % 128) * 4096" in shaped.head and "atomicAdd(&p_out[" in shaped.tail
+    assert "float kg_total[8][8];" in shaped.head
+    _, ((standard, _),) = _offered(kernelbench_dir, 1, 2)
+    assert split(standard).launch["grid"] == [32, 16, 2] and "float kg_total[8][8];" in split(standard).head
     assert "zero=True," in export_program(problem, [Written(region, shaped, SUM)], "nvrtc")
     assert "torch::zeros({256, 256}" in export_program(problem, [Written(region, shaped, SUM)], "load_inline")
     assert "zero" not in blocked(region).launch and "atomicAdd" not in blocked(region).tail
@@ -228,6 +240,7 @@ def test_vector_and_block_shapes_are_strictly_correct_on_the_gpu(
         (BLOCKED, 6),
         (BLOCKED, 8),
         (BLOCKED, 10),
+        (SPLIT, 2),
         (SPLIT, 6),
         (DOT, 4),
     ],
@@ -236,7 +249,8 @@ def test_product_shapes_are_strictly_correct_on_the_gpu(
     kernelbench_dir: Path, eval_cache: Path, shape: str, pid: int
 ) -> None:
     """Batched, 3-D, irregular (edge tiles on every side) and long-K (sums in double) products; K split
-    over blocks adding into a zeroed output; a matrix times a vector, a block per output."""
+    over blocks adding float runs into a zeroed output (K = 8192 in two, K = 524288 in 128); a matrix
+    times a vector, a block per output."""
     from evaluator.api import evaluate_many
     from evaluator.config import EvalConfig
     from evaluator.jobs import Job
