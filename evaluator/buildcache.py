@@ -86,6 +86,7 @@ class ExtensionProxy:
                 recorder.calls += 1
                 recorder.call_seconds += time.perf_counter() - t0
 
+        object.__setattr__(self, name, counted)  # looked up once: a model's forward calls it each time
         return counted
 
     def __repr__(self) -> str:

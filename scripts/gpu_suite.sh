@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|kinds|fusion|judge|all]
+#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|kinds|fusion|judge|overhead|all]
 #   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
@@ -194,6 +194,10 @@ run_judge() {
     echo "$name: $(wc -l < "$OUT/$name.verdicts.jsonl") verdicts at ${SECONDS} s" >> "$OUT/judge.log"
   done
 }
+run_overhead() {
+  # a region kernel's host cost per call against torch.relu's (benchmarks/launch_overhead.py; seconds)
+  "$PY" -m benchmarks.launch_overhead --out "$OUT/launch_overhead.json" 2>&1 | tail -20 > "$OUT/overhead.log"
+}
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
     ${KG_THROUGHPUT_ARGS:-} 2>&1 | tee "$OUT/throughput.log"
@@ -215,6 +219,7 @@ case "$what" in
   kinds) run_kinds ;;
   fusion) run_fusion ;;
   judge) run_judge ;;
+  overhead) run_overhead ;;
   all) run_suite; run_suite_regions; run_corpus; run_baseline; run_profiles; run_throughput ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
 esac

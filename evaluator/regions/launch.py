@@ -70,9 +70,7 @@ class RegionKernel:
     def __call__(self, *args: Any) -> torch.Tensor:
         if len(args) != self.n_inputs + self.n_scalars:
             raise TypeError(f"{self.kernel} takes {self.n_inputs} tensors and {self.n_scalars} scalars")
-        tensors = [_float_cuda(t, self.kernel, i).contiguous() for i, t in enumerate(args[: self.n_inputs])]
-        # a view into a storage may start off a 16-byte boundary; the vector shape's float4 loads need one
-        tensors = [t if t.data_ptr() % 16 == 0 else t.clone() for t in tensors]
+        tensors = [_operand(t, self.kernel, i) for i, t in enumerate(args[: self.n_inputs])]
         device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
         fill = torch.zeros if self.zero else torch.empty
         out = fill(self.output_shape, dtype=self.output_dtype, device=device)
@@ -82,16 +80,22 @@ class RegionKernel:
         values += [ctypes.c_float(float(s)) for s in args[self.n_inputs :]]
         values.append(ctypes.c_int64(self.count))
         params = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
-        grid = self.grid or (min((self.count + THREADS - 1) // THREADS, MAX_BLOCKS), 1, 1)
-        stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)
-        driver = _driver()
-        with torch.cuda.device(device):
-            _check(driver, driver.cuCtxSetCurrent(_context(device.index)), "cuCtxSetCurrent")
-            function = self._load(device.index)
-            launch_args = (*grid, *self.block, 0, stream, ctypes.cast(params, ctypes.c_void_p), None)
-            result = driver.cuLaunchKernel(function, *launch_args)
-        _check(driver, result, f"launching {self.kernel}")
+        if device.index == torch.cuda.current_device():  # the common case: no device switch to undo
+            self._launch(device.index, params)
+        else:
+            with torch.cuda.device(device):
+                self._launch(device.index, params)
         return out
+
+    def _launch(self, index: int, params: ctypes.Array) -> None:
+        """The launch on torch's current stream of device `index` (its raw handle: a Stream object costs
+        microseconds a call, which a launch-bound model pays once per kernel)."""
+        grid = self.grid or (min((self.count + THREADS - 1) // THREADS, MAX_BLOCKS), 1, 1)
+        stream = ctypes.c_void_p(torch._C._cuda_getCurrentRawStream(index))
+        driver = _driver()
+        _check(driver, driver.cuCtxSetCurrent(_context(index)), "cuCtxSetCurrent")
+        launch_args = (*grid, *self.block, 0, stream, ctypes.cast(params, ctypes.c_void_p), None)
+        _check(driver, driver.cuLaunchKernel(self._load(index), *launch_args), f"launching {self.kernel}")
 
     def _load(self, index: int) -> ctypes.c_void_p:
         """The kernel's function handle, loaded once, in the device's primary context (torch's own)."""
@@ -147,10 +151,13 @@ def _arch() -> str:
     return f"sm_{found[1]}{found[2]}" if found else "sm_90"
 
 
-def _float_cuda(value: Any, kernel: str, index: int) -> torch.Tensor:
+def _operand(value: Any, kernel: str, index: int) -> torch.Tensor:
+    """A float32 CUDA input as the kernel reads it: contiguous, starting on a 16-byte boundary (a view
+    into a storage may start off one; the vector shape's float4 loads need one)."""
     if not isinstance(value, torch.Tensor) or not value.is_cuda or value.dtype != torch.float32:
         raise TypeError(f"{kernel}: input {index} must be a float32 CUDA tensor, got {value!r:.80}")
-    return value
+    value = value.contiguous()
+    return value if value.data_ptr() % 16 == 0 else value.clone()
 
 
 _DRIVER_FUNCTIONS = (
