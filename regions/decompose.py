@@ -4,7 +4,8 @@ A batch norm in training mode is a mean and a variance over (N, H, W) and a poin
 the same over each group's view; a loss a pointwise step and a mean; attention two products around a
 softmax; an einsum of two operands a permuted, reshaped product (those three in regions.composites);
 `torch.max(x, dim)[0]` is `amax`; a convolution's bias is an add after it where a pointwise op
-reads it (`bias_apart`). Each
+reads it (`bias_apart`); a max pool takes the place of the non-decreasing pointwise steps before it, which
+then follow it (`pool_first`). Each
 rewrite is a small PyTorch function traced by fx and spliced in place of the composite node, so the steps
 still read as functional PyTorch, and every region the rewrite yields gets a contract of its kind. Shapes
 are those of the traced inputs (KernelBench shapes are fixed), so the caller propagates shapes before and
@@ -31,7 +32,8 @@ from regions.composites import (
     traced_shape,
     triplet_margin,
 )
-from regions.steps import MAP, canonical
+from regions.steps import MAP, canonical, mutates_shared
+from regions.window import MAX_POOL
 
 # node.meta key: `op:instance` of the op a rewritten node came from, so a profile's call of it finds its steps
 ORIGIN = "kg_origin"
@@ -47,7 +49,7 @@ def decompose(gm: torch.fx.GraphModule) -> bool:
     for node in list(gm.graph.nodes):
         if not all("type" in n.meta for n in node.all_input_nodes):  # made by a rewrite this pass
             continue
-        if bias_apart(gm, node):
+        if bias_apart(gm, node) or pool_first(node):
             changed = True
             continue
         plan = _plan(gm, node)
@@ -90,6 +92,98 @@ def bias_apart(gm: torch.fx.GraphModule, node: torch.fx.Node) -> bool:
 
 
 _CONVS = {F.conv1d, F.conv2d, F.conv3d, F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d}
+
+
+def pool_first(node: torch.fx.Node) -> bool:
+    """Move a max pool before the pointwise steps that feed it where they commute: each step is
+    non-decreasing in its one varying operand and its other operands are the same across every window
+    (a scalar, a channel's bias), so max(f(x)) = f(max(x)), exactly in float too (IEEE rounding is
+    monotone; f applies to the same element). The steps then run on the pooled tensor, a fraction of the
+    size, as the pool's epilogue (moderate fuses it into the pool's kernel), and the full-size tensor
+    makes no round trip through memory. A convolution, bias and ReLU before a max pool (LeNet, AlexNet,
+    VGG) or a division before one (level 2's p8) become the convolution, then one kernel."""
+    if node.op != "call_function" or canonical(node) not in MAX_POOL or not _plain_pool(node):
+        return False
+    dims = MAX_POOL[canonical(node)]
+    source, chain = node.args[0], []
+    while isinstance(source, torch.fx.Node) and len(source.users) == 1 and "tensor_meta" in source.meta:
+        varying = _non_decreasing(source, dims)
+        if varying is None:
+            break
+        chain.insert(0, source)
+        source = varying
+    if not chain:
+        return False
+    users = list(node.users)
+    node.replace_input_with(chain[-1], source)
+    after = node
+    for step in chain:
+        after.append(step)
+        after = step
+    chain[0].replace_input_with(source, node)
+    for user in users:
+        user.replace_input_with(node, chain[-1])
+    return True
+
+
+def _plain_pool(node: torch.fx.Node) -> bool:
+    """A max pool that returns values alone, its input a graph value."""
+    kwargs = _named(node)
+    return kwargs is not None and not kwargs.get("return_indices") and isinstance(node.args[0], torch.fx.Node)
+
+
+# Pointwise ops non-decreasing in their first operand, whatever their scalar arguments
+_RISING = {
+    "torch.relu",
+    "torch.clamp",
+    "torch.clamp_min",
+    "torch.clamp_max",
+    "torch.nn.functional.relu6",
+    "torch.nn.functional.hardtanh",
+}
+
+
+def _non_decreasing(step: torch.fx.Node, dims: int) -> torch.fx.Node | None:
+    """The operand of a pointwise step that it is non-decreasing in, where the step keeps that operand's
+    shape and its other operands are scalars or tensors of size 1 in the last `dims` dims (the pooled
+    ones); else None."""
+    if step.op not in ("call_function", "call_method") or mutates_shared(step):
+        return None  # an in-place step on a value read again would change what that reader sees
+    nodes = [a for a in (*step.args, *step.kwargs.values()) if isinstance(a, torch.fx.Node)]
+    if not nodes or any("tensor_meta" not in a.meta for a in nodes):
+        return None
+    shape = traced_shape(step)
+    x = step.args[0] if step.args else None
+    if not isinstance(x, torch.fx.Node) or traced_shape(x) != shape:
+        x = step.args[1] if len(step.args) > 1 else None
+    if not isinstance(x, torch.fx.Node) or traced_shape(x) != shape:
+        return None
+    if any(a is not x and not _window_constant(traced_shape(a), len(shape), dims) for a in nodes):
+        return None
+    name, first = canonical(step), step.args[0] is x
+    others = [a for a in step.args if a is not x]
+    if name in _RISING or (name == "torch.nn.functional.leaky_relu" and _slope(step) >= 0):
+        return x if first else None
+    if step.kwargs or len(others) != 1:  # an add's alpha could flip it
+        return None
+    other = others[0]
+    positive = isinstance(other, int | float) and not isinstance(other, bool) and other > 0
+    if name == "torch.add" or (name == "torch.sub" and first):
+        return x
+    if (name == "torch.mul" or (name == "torch.div" and first)) and positive:
+        return x
+    return None
+
+
+def _window_constant(shape: tuple[int, ...], ndim: int, dims: int) -> bool:
+    """A tensor of `shape`, broadcast to `ndim` dims, holds one value over the last `dims` of them."""
+    return len(shape) <= ndim and all(d == 1 for d in shape[max(0, len(shape) - dims) :])
+
+
+def _slope(step: torch.fx.Node) -> float:
+    """A leaky ReLU's negative slope (PyTorch's default 0.01); -1 where it is not a number."""
+    value = step.args[1] if len(step.args) > 1 else step.kwargs.get("negative_slope", 0.01)
+    return float(value) if isinstance(value, int | float) else -1.0
 
 
 def _plan(gm: torch.fx.GraphModule, node: torch.fx.Node) -> tuple[Rewrite, list[torch.fx.Node]] | None:

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 from evaluator.problem import load_problem
 from regions.offering import offered
+from regions.steps import canonical
 from regions.trace import graph_module, load_module
 
 FAMILY_TASKS = [
@@ -145,3 +146,51 @@ def test_a_convolutions_bias_joins_the_pointwise_op_that_reads_it() -> None:
     ((region, _),), _ = offered(source, "moderate")
     assert [s.target for s in region.steps] == ["torch.add", "torch.relu", "torch.mul"]
     assert [list(t.shape) for t in region.inputs] == [[2, 8, 14, 14], [1, 8, 1, 1]]
+
+
+class _Pooled(torch.nn.Module):
+    """Non-decreasing steps before max pools (a channel's shift and an in-place ReLU; a division by a
+    positive number and a clamp), and steps that must stay before theirs: a negative scale, a tanh, a
+    value read twice. The convolutions have no bias of their own (moving one is not bit-exact on the CPU)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 4, 3, bias=False)
+        self.shift = torch.nn.Parameter(torch.randn(1, 4, 1, 1))
+        self.relu = torch.nn.ReLU(inplace=True)
+        self.b = torch.nn.Conv3d(4, 4, 1, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.max_pool2d(self.relu(self.a(x) + self.shift), 2)  # conv, shift, relu_ -> pool
+        z = F.max_pool3d(torch.clamp(self.b(y.unsqueeze(2)) / 2.0, min=-0.1), (1, 2, 2))
+        w = F.max_pool2d(z.squeeze(2) * -1.5, 2)  # decreasing: stays
+        v = torch.tanh(w)
+        return F.max_pool2d(v, 1) + v.sum()  # v read twice: stays
+
+
+def test_a_max_pool_moves_before_the_non_decreasing_steps_that_feed_it_exactly() -> None:
+    """max(f(x)) = f(max(x)) for f non-decreasing with window-constant operands: the rewritten graph is
+    bit-identical to the model on signed inputs; steps that decrease, or whose value is read again, stay."""
+    torch.manual_seed(0)
+    model, x = _Pooled(), torch.randn(2, 3, 18, 18)
+    gm = graph_module(model, [x])
+    assert torch.equal(gm(x), model(x))
+    read = [canonical(n.args[0]) for n in gm.graph.nodes if "max_pool" in canonical(n)]
+    assert read == [  # the first two pools read the convolutions, the steps follow them now; a decreasing
+        "torch.nn.functional.conv2d",  # step and a value read twice stay before theirs
+        "torch.nn.functional.conv3d",
+        "torch.mul",
+        "torch.tanh",
+    ]
+    source = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+        "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)\n\n    def forward(self, x):\n"
+        "        return F.max_pool2d(torch.relu(self.conv(x)), 2)\n\n\n"
+        "def get_inputs():\n    return [torch.randn(2, 3, 18, 18)]\n\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    ((region, _),), _ = offered(source, "moderate")
+    assert region.kind == "window"
+    assert [s.target for s in region.steps] == ["torch.nn.functional.max_pool2d", "torch.add", "torch.relu"]
+    assert [list(t.shape) for t in region.inputs] == [[2, 8, 16, 16], [1, 8, 1, 1]]
