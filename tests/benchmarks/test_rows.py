@@ -1,0 +1,58 @@
+"""The shared-30 rows: each task's default program (its ruled twin where one exists, a later run's where a
+task was generated again), byte-identical programs judged once for every row, counts from strict verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks.rows import jobs, markdown, summarise
+
+
+def _write(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _job(job_id: str, code: str) -> dict:
+    return {"job_id": job_id, "code": code}
+
+
+def test_each_row_takes_its_default_programs_and_identical_ones_are_judged_once(tmp_path: Path) -> None:
+    model = _write(
+        tmp_path / "model.jsonl",
+        [
+            _job("ir:L1/Mm|Mm/r0s0", "first mm"),
+            _job("ir:L1/Mm|Mm/r0s0/ruled", "ruled mm"),
+            _job("ir:L2/Conv|Conv/r0s0", "old conv"),
+        ],
+    )
+    again = _write(tmp_path / "again.jsonl", [_job("ir:L2/Conv|Conv/r0s0", "new conv")])
+    rules = _write(
+        tmp_path / "rules.jsonl", [_job("zs:L1/Mm|Mm/r0s0", "ruled mm"), _job("zs:L2/Conv|Conv/r0s0", "x")]
+    )
+    sent, ids = jobs({"model": [model, again], "rules": [rules]})
+    assert [j["code"] for j in sent] == ["ruled mm", "new conv", "x"]
+    assert ids["model"] == {"L1/Mm": "ir:L1/Mm|Mm/r0s0/ruled", "L2/Conv": "ir:L2/Conv|Conv/r0s0"}
+    assert ids["rules"] == {"L1/Mm": "ir:L1/Mm|Mm/r0s0/ruled", "L2/Conv": "zs:L2/Conv|Conv/r0s0"}
+
+    def verdict(job_id: str, verdict: str, eager: float) -> dict:
+        return {
+            "job_id": job_id,
+            "verdict": verdict,
+            "counted": "strict",
+            "speedup_eager": eager,
+            "speedup_compile": eager / 2,
+            "custom_kernel_share": 0.5,
+        }
+
+    summary = summarise(
+        [verdict("ir:L1/Mm|Mm/r0s0/ruled", "correct", 0.5), verdict("ir:L2/Conv|Conv/r0s0", "correct", 2.0)],
+        ids,
+    )
+    assert summary["counts"]["model"]["strict"] == 2 and summary["counts"]["model"]["faster_eager"] == 1
+    assert summary["counts"]["model"]["faster_compile"] == 0
+    assert summary["counts"]["rules"]["judged"] == 1 and summary["counts"]["rules"]["strict"] == 1
+    assert summary["table"]["rules"]["L2/Conv"]["verdict"] == "not judged"
+    assert summary["identical_across_rows"] == 1
+    assert "| L1/Mm | correct | 0.50x | 0.25x | 0.50 |" in markdown(summary, "a GPU")
