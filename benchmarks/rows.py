@@ -18,14 +18,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks.ruled import RULED, cell, geomean
 from graph.runner.jsonl import read_jsonl
 
-RULED = "/ruled"  # benchmarks.ruled's suffix for a program whose bodies run on their ruled shapes
 FASTER = 1.05
 
 
@@ -63,30 +62,16 @@ def jobs(rows: dict[str, list[Path]]) -> tuple[list[dict[str, Any]], dict[str, d
     return out, ids
 
 
-def cell(verdict: dict[str, Any] | None) -> dict[str, Any]:
+def _cell(verdict: dict[str, Any] | None) -> dict[str, Any]:
     if verdict is None:
         return {"verdict": "not judged", "strict": False, "eager": 0.0, "compile": 0.0, "share": None}
-    strict = verdict.get("verdict") == "correct" and verdict.get("counted") == "strict"
-    return {
-        "verdict": verdict.get("verdict"),
-        "strict": strict,
-        "eager": float(verdict.get("speedup_eager") or 0.0) if strict else 0.0,
-        "compile": float(verdict.get("speedup_compile") or 0.0) if strict else 0.0,
-        "share": verdict.get("custom_kernel_share"),
-    }
-
-
-def geomean(values: list[float]) -> float | None:
-    values = [v for v in values if v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+    return cell(verdict)
 
 
 def summarise(verdicts: list[dict[str, Any]], ids: dict[str, dict[str, str]]) -> dict[str, Any]:
     by_id = {v["job_id"]: v for v in verdicts}
     tasks = sorted({t for row in ids.values() for t in row}, key=_order)
-    table = {
-        row: {t: cell(by_id.get(ids[row][t])) if t in ids[row] else cell(None) for t in tasks} for row in ids
-    }
+    table = {row: {t: _cell(by_id.get(ids[row].get(t, ""))) for t in tasks} for row in ids}
     counts = {}
     for row, cells in table.items():
         right = {t: c for t, c in cells.items() if c["strict"]}

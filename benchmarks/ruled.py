@@ -107,7 +107,7 @@ def summarise(verdicts: list[dict[str, Any]], job_ids: list[str]) -> dict[str, A
             continue
         ruled = by_id[job_id + RULED] if moved else by_id[job_id]
         task = job_id.split(":", 1)[-1].split("|", 1)[0]
-        rows.append({"task": task, "first": _cell(by_id[job_id]), "ruled": _cell(ruled), "moved": moved})
+        rows.append({"task": task, "first": cell(by_id[job_id]), "ruled": cell(ruled), "moved": moved})
     summary: dict[str, Any] = {"rows": rows}
     for setup in ("first", "ruled"):
         cells = [r[setup] for r in rows]
@@ -117,12 +117,13 @@ def summarise(verdicts: list[dict[str, Any]], job_ids: list[str]) -> dict[str, A
             "strict": len(right),
             "faster_eager": sum(c["eager"] >= 1.05 for c in right),
             "faster_compile": sum(c["compile"] >= 1.05 for c in right),
-            "geomean_eager": _geomean([c["eager"] for c in right]),
+            "geomean_eager": geomean([c["eager"] for c in right]),
         }
     return summary
 
 
-def _cell(verdict: dict[str, Any]) -> dict[str, Any]:
+def cell(verdict: dict[str, Any]) -> dict[str, Any]:
+    """A verdict's table cell: speedups count only where it is strictly correct."""
     strict = verdict.get("verdict") == "correct" and verdict.get("counted") == "strict"
     return {
         "verdict": verdict.get("verdict"),
@@ -133,7 +134,7 @@ def _cell(verdict: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _geomean(values: list[float]) -> float | None:
+def geomean(values: list[float]) -> float | None:
     values = [v for v in values if v > 0]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
