@@ -185,10 +185,18 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         f"        const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
         + _slice_body(region, ops, BLOCK_K, (f"kg_ta[k][{row}]", f"kg_tb[k][{col}]"))
     )
+    store = (
+        "atomicAdd(&p_out[(bt * M + m) * N + j], (float)kg_total[kg_i][kg_j]);"
+        if splits > 1
+        else "p_out[(bt * M + m) * N + j] = (float)kg_total[kg_i][kg_j];"
+    )
     tail = (
         "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
-        + _stores(per, row, col, splits > 1, ops.n_cols % LANES == 0)
-        + "}\n"
+        f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
+        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
+        f"            const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
+        f"            if (m < M && j < N) {store}\n"
+        "        }\n}\n"
     )
     who = (
         f"- each thread of a block of {threads} computes {per} x {per} output elements, your lines once for "
@@ -320,35 +328,6 @@ def _slice_result(k_dim: int) -> str:
     if k_dim > LONG_SUM:
         return "        float result = 0.0f;  // add every term of this slice to it\n"
     return f"{SET_RESULT}: the sum over this slice\n"
-
-
-def _stores(per: int, row: str, col: str, adds: bool, whole_runs: bool) -> str:
-    """The tail's stores of a thread's per x per sums: atomic adds where blocks split K; else a run of
-    LANES columns in one 16-byte store where every run of the output is whole (N a multiple of LANES: the
-    run starts 16-byte aligned and lies inside the row when its first column does), so a warp writes
-    whole sectors; else one store per output."""
-    loops = (
-        f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
-        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-    )
-    if adds or not whole_runs:
-        store = (
-            "atomicAdd(&p_out[(bt * M + m) * N + j], (float)kg_total[kg_i][kg_j]);"
-            if adds
-            else "p_out[(bt * M + m) * N + j] = (float)kg_total[kg_i][kg_j];"
-        )
-        return (
-            loops + f"            const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
-            f"            if (m < M && j < N) {store}\n        }}\n"
-        )
-    run = ", ".join(f"(float)kg_total[kg_i][kg_j + {lane}]" for lane in range(LANES))
-    return (
-        loops.replace("++kg_j", f"kg_j += {LANES}")
-        + f"            const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
-        f"            if (m < M && j < N)\n"
-        f"                *reinterpret_cast<float4*>(&p_out[(bt * M + m) * N + j]) = make_float4({run});\n"
-        "        }\n"
-    )
 
 
 def _owned(thread: str, index: str) -> str:

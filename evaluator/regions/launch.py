@@ -17,7 +17,6 @@ import ctypes
 import functools
 import os
 import re
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,9 +64,6 @@ class RegionKernel:
         if not self.compiled.ok:
             raise RegionCompileError(f"NVRTC could not compile {kernel}:\n{self.compiled.log}")
         self._function: ctypes.c_void_p | None = None
-        grid = self.grid or (min((self.count + THREADS - 1) // THREADS, MAX_BLOCKS), 1, 1)
-        self._dims = tuple(ctypes.c_uint(d) for d in (*grid, *self.block, 0))  # and no dynamic shared memory
-        self._arguments = _Arguments(n_inputs + 1, n_scalars, self.count)
         if torch.cuda.is_available():  # the build phase hides the GPU: compiling is all it checks
             _driver()
 
@@ -80,27 +76,26 @@ class RegionKernel:
         out = fill(self.output_shape, dtype=self.output_dtype, device=device)
         if self.count == 0:
             return out
+        values: list[Any] = [ctypes.c_void_p(t.data_ptr()) for t in (*tensors, out)]
+        values += [ctypes.c_float(float(s)) for s in args[self.n_inputs :]]
+        values.append(ctypes.c_int64(self.count))
+        params = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
         if device.index == torch.cuda.current_device():  # the common case: no device switch to undo
-            self._launch(device.index, (*tensors, out), args[self.n_inputs :])
+            self._launch(device.index, params)
         else:
             with torch.cuda.device(device):
-                self._launch(device.index, (*tensors, out), args[self.n_inputs :])
+                self._launch(device.index, params)
         return out
 
-    def _launch(self, index: int, tensors: Sequence[torch.Tensor], scalars: Sequence[Any]) -> None:
+    def _launch(self, index: int, params: ctypes.Array) -> None:
         """The launch on torch's current stream of device `index` (its raw handle: a Stream object costs
-        microseconds a call, which a launch-bound model pays once per kernel), the arguments written into
-        the kernel's own argument block (the driver copies them at the launch)."""
+        microseconds a call, which a launch-bound model pays once per kernel)."""
+        grid = self.grid or (min((self.count + THREADS - 1) // THREADS, MAX_BLOCKS), 1, 1)
         stream = ctypes.c_void_p(torch._C._cuda_getCurrentRawStream(index))
-        driver, function, arguments = _driver(), self._load(index), self._arguments
-        with arguments.lock:
-            for slot, tensor in enumerate(tensors):
-                arguments.pointers[slot] = tensor.data_ptr()
-            for slot, value in enumerate(scalars):
-                arguments.floats[slot] = float(value)
-            _check(driver, driver.cuCtxSetCurrent(_context(index)), "cuCtxSetCurrent")
-            result = driver.cuLaunchKernel(function, *self._dims, stream, arguments.handle, None)
-        _check(driver, result, f"launching {self.kernel}")
+        driver = _driver()
+        _check(driver, driver.cuCtxSetCurrent(_context(index)), "cuCtxSetCurrent")
+        launch_args = (*grid, *self.block, 0, stream, ctypes.cast(params, ctypes.c_void_p), None)
+        _check(driver, driver.cuLaunchKernel(self._load(index), *launch_args), f"launching {self.kernel}")
 
     def _load(self, index: int) -> ctypes.c_void_p:
         """The kernel's function handle, loaded once, in the device's primary context (torch's own)."""
@@ -117,27 +112,6 @@ class RegionKernel:
             )
             self._function = function
         return self._function
-
-
-class _Arguments:
-    """A kernel's argument block, made once: slots for the pointers (inputs, then the output), the float
-    scalars and the element count, in the signature's order, and the array of their addresses the driver
-    reads. Building ctypes objects for every launch cost more than the launch itself."""
-
-    def __init__(self, n_pointers: int, n_scalars: int, count: int) -> None:
-        self.pointers = (ctypes.c_void_p * n_pointers)()
-        self.floats = (ctypes.c_float * max(n_scalars, 1))()
-        self.count = ctypes.c_int64(count)
-        addresses = [
-            ctypes.addressof(self.pointers) + k * ctypes.sizeof(ctypes.c_void_p) for k in range(n_pointers)
-        ]
-        addresses += [
-            ctypes.addressof(self.floats) + k * ctypes.sizeof(ctypes.c_float) for k in range(n_scalars)
-        ]
-        addresses.append(ctypes.addressof(self.count))
-        self.addresses = (ctypes.c_void_p * len(addresses))(*addresses)
-        self.handle = ctypes.c_void_p(ctypes.addressof(self.addresses))
-        self.lock = threading.Lock()  # one launch at a time writes the block
 
 
 def load_region_kernel(
