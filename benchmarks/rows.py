@@ -8,9 +8,15 @@ candidate's GPU time its custom kernels carry; per row: the counts the issue nam
 Programs that are byte-identical across rows go to the GPU once (`jobs` keeps the first) and their one
 verdict stands in each row; the report says how many.
 
+A verdict belongs to a program, not to a job id: the report finds each row's program among judged jobs by
+its source (sha256 of the code), so a program judged in an earlier run (the same bytes) keeps its verdict,
+and each cell says which run judged it. A program no run judged is "not judged", never guessed.
+
     python -m benchmarks.rows jobs --row model=A.jsonl,B.jsonl --row rules=C.jsonl --jobs .device/rows.jsonl
     KG_JUDGE_JOBS=.device/rows.jsonl scripts/gpu_suite.sh judge                               # GPU
-    python -m benchmarks.rows report --verdicts rows.verdicts.jsonl --ids .device/rows.ids.json --out DIR
+    python -m benchmarks.rows report --rows .device/rows.jsonl \
+        --judged .device/rows.jsonl=rows.verdicts.jsonl [--judged EARLIER.jsonl=EARLIER.verdicts.jsonl] \
+        --out DIR
 """
 
 from __future__ import annotations
@@ -46,6 +52,10 @@ def default_programs(paths: list[Path]) -> dict[str, dict[str, Any]]:
     return chosen
 
 
+def digest(job: dict[str, Any]) -> str:
+    return hashlib.sha256(job["code"].encode()).hexdigest()
+
+
 def jobs(rows: dict[str, list[Path]]) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
     """The jobs to judge (one per distinct program) and, per row, task -> the job id whose verdict is its."""
     out: list[dict[str, Any]] = []
@@ -54,24 +64,46 @@ def jobs(rows: dict[str, list[Path]]) -> tuple[list[dict[str, Any]], dict[str, d
     for row, paths in rows.items():
         ids[row] = {}
         for task, job in sorted(default_programs(paths).items()):
-            digest = hashlib.sha256(job["code"].encode()).hexdigest()
-            if digest not in by_code:
-                by_code[digest] = job["job_id"]
+            key = digest(job)
+            if key not in by_code:
+                by_code[key] = job["job_id"]
                 out.append(job)
-            ids[row][task] = by_code[digest]
+            ids[row][task] = by_code[key]
     return out, ids
 
 
-def _cell(verdict: dict[str, Any] | None) -> dict[str, Any]:
-    if verdict is None:
-        return {"verdict": "not judged", "strict": False, "eager": 0.0, "compile": 0.0, "share": None}
-    return cell(verdict)
+def judged(pairs: list[tuple[Path, Path]]) -> dict[str, tuple[dict[str, Any], str]]:
+    """Program sha256 -> its verdict and the verdicts file that holds it, from (jobs, verdicts) pairs of
+    runs; a later pair's verdict of the same program replaces an earlier one's."""
+    found: dict[str, tuple[dict[str, Any], str]] = {}
+    for jobs_path, verdicts_path in pairs:
+        codes = {j["job_id"]: digest(j) for j in read_jsonl(jobs_path)}
+        for verdict in read_jsonl(verdicts_path):
+            if verdict.get("job_id") in codes:
+                found[codes[verdict["job_id"]]] = (verdict, verdicts_path.name)
+    return found
 
 
-def summarise(verdicts: list[dict[str, Any]], ids: dict[str, dict[str, str]]) -> dict[str, Any]:
-    by_id = {v["job_id"]: v for v in verdicts}
+def _cell(found: tuple[dict[str, Any], str] | None) -> dict[str, Any]:
+    if found is None:
+        return {
+            "verdict": "not judged",
+            "strict": False,
+            "eager": 0.0,
+            "compile": 0.0,
+            "share": None,
+            "run": "-",
+        }
+    verdict, run = found
+    return cell(verdict) | {"run": run, "gpu": str((verdict.get("evidence") or {}).get("gpu") or "?")}
+
+
+def summarise(
+    programs: dict[str, str], found: dict[str, tuple[dict[str, Any], str]], ids: dict[str, dict[str, str]]
+) -> dict[str, Any]:
+    """The table: per row and task, the verdict of that row's program (`programs`: job id -> sha256)."""
     tasks = sorted({t for row in ids.values() for t in row}, key=_order)
-    table = {row: {t: _cell(by_id.get(ids[row].get(t, ""))) for t in tasks} for row in ids}
+    table = {row: {t: _cell(found.get(programs.get(ids[row].get(t, ""), ""))) for t in tasks} for row in ids}
     counts = {}
     for row, cells in table.items():
         right = {t: c for t, c in cells.items() if c["strict"]}
@@ -116,19 +148,21 @@ def markdown(summary: dict[str, Any], device: str) -> str:
     def share(v: float | None) -> str:
         return f"{v:.2f}" if v is not None else "-"
 
-    head = "| task | " + " | ".join(f"{r}: verdict | x eager | x compile | share" for r in rows) + " |"
+    head = "| task | " + " | ".join(f"{r}: verdict | x eager | x compile | share | judged in" for r in rows)
     lines = [
-        f"Measured on {device}; one program per task and row, judged in one run (the paper config).",
+        f"Measured on {device}; one program per task and row (the paper config: eager and torch.compile "
+        "timed in each candidate's own trials); `judged in`: the verdicts file of the run that judged it.",
         "",
-        head,
-        "|---|" + "---|---|---|---|" * len(rows),
+        head + " |",
+        "|---|" + "---|---|---|---|---|" * len(rows),
     ]
     for task in summary["tasks"]:
         cells = [summary["table"][r][task] for r in rows]
         lines.append(
             f"| {task} | "
             + " | ".join(
-                f"{c['verdict']} | {x(c['eager'])} | {x(c['compile'])} | {share(c['share'])}" for c in cells
+                f"{c['verdict']} | {x(c['eager'])} | {x(c['compile'])} | {share(c['share'])} | {c['run']}"
+                for c in cells
             )
             + " |"
         )
@@ -159,8 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     j.add_argument("--row", action="append", required=True, help="NAME=JOBS.jsonl[,MORE.jsonl] (later wins)")
     j.add_argument("--jobs", type=Path, required=True)
     r = sub.add_parser("report", help="the table from the verdicts")
-    r.add_argument("--verdicts", type=Path, required=True, nargs="+")
-    r.add_argument("--ids", type=Path, required=True, help="the ids file `jobs` wrote beside the jobs")
+    r.add_argument("--rows", type=Path, required=True, help="the jobs file `jobs` wrote (ids beside it)")
+    r.add_argument("--judged", action="append", required=True, help="JOBS.jsonl=VERDICTS.jsonl of a run")
     r.add_argument("--out", type=Path, help="write summary.md and summary.json into this folder")
     args = parser.parse_args(argv)
     if args.cmd == "jobs":
@@ -174,9 +208,12 @@ def main(argv: list[str] | None = None) -> int:
         args.jobs.with_suffix(".ids.json").write_text(json.dumps(ids, indent=1) + "\n")
         print(f"{len(lines)} jobs -> {args.jobs}; ids -> {args.jobs.with_suffix('.ids.json')}")
         return 0
-    verdicts = [v for path in args.verdicts for v in read_jsonl(path)]
-    summary = summarise(verdicts, json.loads(args.ids.read_text()))
-    device = next((str(v["evidence"]["gpu"]) for v in verdicts if (v.get("evidence") or {}).get("gpu")), "?")
+    pairs = [tuple(Path(p) for p in spec.split("=", 1)) for spec in args.judged]
+    found = judged(pairs)
+    programs = {j["job_id"]: digest(j) for j in read_jsonl(args.rows)}
+    summary = summarise(programs, found, json.loads(args.rows.with_suffix(".ids.json").read_text()))
+    gpus = sorted({c["gpu"] for row in summary["table"].values() for c in row.values() if c.get("gpu")})
+    device = ", ".join(gpus) or "?"
     text = markdown(summary, device)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

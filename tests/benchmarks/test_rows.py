@@ -1,12 +1,13 @@
 """The shared-30 rows: each task's default program (its ruled twin where one exists, a later run's where a
-task was generated again), byte-identical programs judged once for every row, counts from strict verdicts."""
+task was generated again), byte-identical programs judged once for every row, a verdict found by the
+program's source in any run that judged it, counts from strict verdicts."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from benchmarks.rows import jobs, markdown, summarise
+from benchmarks.rows import digest, jobs, judged, markdown, summarise
 
 
 def _write(path: Path, lines: list[dict]) -> Path:
@@ -46,13 +47,21 @@ def test_each_row_takes_its_default_programs_and_identical_ones_are_judged_once(
             "custom_kernel_share": 0.5,
         }
 
-    summary = summarise(
-        [verdict("ir:L1/Mm|Mm/r0s0/ruled", "correct", 0.5), verdict("ir:L2/Conv|Conv/r0s0", "correct", 2.0)],
-        ids,
+    earlier = _write(tmp_path / "earlier.jsonl", [_job("old:L2/Conv|Conv/r0s0", "new conv")])
+    found = judged(
+        [
+            (
+                _write(tmp_path / "sent.jsonl", sent),
+                _write(tmp_path / "v.jsonl", [verdict(sent[0]["job_id"], "correct", 0.5)]),
+            ),
+            (earlier, _write(tmp_path / "old.jsonl", [verdict("old:L2/Conv|Conv/r0s0", "correct", 2.0)])),
+        ]
     )
+    summary = summarise({j["job_id"]: digest(j) for j in sent}, found, ids)
     assert summary["counts"]["model"]["strict"] == 2 and summary["counts"]["model"]["faster_eager"] == 1
     assert summary["counts"]["model"]["faster_compile"] == 0
+    assert summary["table"]["model"]["L2/Conv"]["run"] == "old.jsonl"  # the same bytes, judged earlier
     assert summary["counts"]["rules"]["judged"] == 1 and summary["counts"]["rules"]["strict"] == 1
     assert summary["table"]["rules"]["L2/Conv"]["verdict"] == "not judged"
     assert summary["identical_across_rows"] == 1
-    assert "| L1/Mm | correct | 0.50x | 0.25x | 0.50 |" in markdown(summary, "a GPU")
+    assert "| L1/Mm | correct | 0.50x | 0.25x | 0.50 | v.jsonl |" in markdown(summary, "a GPU")
