@@ -4,8 +4,8 @@ A batch norm in training mode is a mean and a variance over (N, H, W) and a poin
 the same over each group's view; a loss a pointwise step and a mean; attention two products around a
 softmax; an einsum of two operands a permuted, reshaped product (those three in regions.composites);
 `torch.max(x, dim)[0]` is `amax`; a convolution's bias is an add after it where a pointwise op
-reads it (`bias_apart`); a max pool takes the place of the non-decreasing pointwise steps before it, which
-then follow it (`pool_first`). Each
+reads it (`bias_apart`); a max pool, or a max or min over dims, takes the place of the non-decreasing
+pointwise steps before it, which then follow it (`pool_first`). Each
 rewrite is a small PyTorch function traced by fx and spliced in place of the composite node, so the steps
 still read as functional PyTorch, and every region the rewrite yields gets a contract of its kind. Shapes
 are those of the traced inputs (KernelBench shapes are fixed), so the caller propagates shapes before and
@@ -95,19 +95,21 @@ _CONVS = {F.conv1d, F.conv2d, F.conv3d, F.conv_transpose1d, F.conv_transpose2d, 
 
 
 def pool_first(node: torch.fx.Node) -> bool:
-    """Move a max pool before the pointwise steps that feed it where they commute: each step is
-    non-decreasing in its one varying operand and its other operands are the same across every window
-    (a scalar, a channel's bias), so max(f(x)) = f(max(x)), exactly in float too (IEEE rounding is
-    monotone; f applies to the same element). The steps then run on the pooled tensor, a fraction of the
-    size, as the pool's epilogue (moderate fuses it into the pool's kernel), and the full-size tensor
-    makes no round trip through memory. A convolution, bias and ReLU before a max pool (LeNet, AlexNet,
-    VGG) or a division before one (level 2's p8) become the convolution, then one kernel."""
-    if node.op != "call_function" or canonical(node) not in MAX_POOL or not _plain_pool(node):
+    """Move a max pool, or a max or min over dims, before the pointwise steps that feed it where they
+    commute: each step is non-decreasing in its one varying operand and its other operands are the same
+    across every window or reduced row (a scalar, a channel's bias), so max(f(x)) = f(max(x)) (and so for
+    min), exactly in float too (IEEE rounding is monotone; f applies to the same element). The steps then
+    run on the pooled or reduced tensor, a fraction of the size, as the pool's or reduction's epilogue
+    (moderate fuses it into that kernel), and the full-size tensor makes no round trip through memory. A
+    convolution, bias and ReLU before a max pool (LeNet, AlexNet, VGG) or a division before one (level 2's
+    p8) become the convolution, then one kernel."""
+    found = _folded(node)
+    if found is None:
         return False
-    dims = MAX_POOL[canonical(node)]
+    folded, kept = found
     source, chain = node.args[0], []
-    while isinstance(source, torch.fx.Node) and len(source.users) == 1 and "tensor_meta" in source.meta:
-        varying = _non_decreasing(source, dims)
+    while isinstance(source, torch.fx.Node) and len(source.users) == 1 and _shaped(source):
+        varying = _non_decreasing(source, folded, kept)
         if varying is None:
             break
         chain.insert(0, source)
@@ -126,10 +128,41 @@ def pool_first(node: torch.fx.Node) -> bool:
     return True
 
 
-def _plain_pool(node: torch.fx.Node) -> bool:
-    """A max pool that returns values alone, its input a graph value."""
-    kwargs = _named(node)
-    return kwargs is not None and not kwargs.get("return_indices") and isinstance(node.args[0], torch.fx.Node)
+_EXTREMA = {"torch.amax", "torch.amin", "torch.max", "torch.min"}
+
+
+def _shaped(node: torch.fx.Node) -> bool:
+    """A graph value with a traced tensor shape (a (values, indices) pair has a pair of them)."""
+    return hasattr(node.meta.get("tensor_meta"), "shape")
+
+
+def _folded(node: torch.fx.Node) -> tuple[frozenset[int], bool] | None:
+    """The dims a max pool (values alone) or a max or min over dims folds, counted from the input's last
+    (-1, -2, ...), and whether its output keeps them (size 1, or pooled); None where it is neither or its
+    input has no traced shape."""
+    if node.op not in ("call_function", "call_method") or not node.args:
+        return None
+    x, name = node.args[0], canonical(node)
+    if name not in MAX_POOL and name not in _EXTREMA:
+        return None
+    if not isinstance(x, torch.fx.Node) or not _shaped(x):
+        return None
+    ndim = len(traced_shape(x))
+    if node.op == "call_function" and name in MAX_POOL:
+        kwargs = _named(node)
+        if kwargs is None or kwargs.get("return_indices"):
+            return None
+        return frozenset(range(-MAX_POOL[name], 0)), True
+    if len(node.args) > 3:
+        return None
+    if name in ("torch.max", "torch.min"):  # the whole tensor's (torch.max(x, dim) is rewritten as amax)
+        return (frozenset(range(-ndim, 0)), False) if len(node.args) == 1 and not node.kwargs else None
+    dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else ())
+    kept = bool(node.kwargs.get("keepdim", node.args[2] if len(node.args) > 2 else False))
+    dims = [dim] if isinstance(dim, int) else list(dim) if isinstance(dim, list | tuple) else None
+    if dims is None or not all(isinstance(d, int) for d in dims):
+        return None
+    return frozenset((d % ndim) - ndim for d in dims) if dims else frozenset(range(-ndim, 0)), kept
 
 
 # Pointwise ops non-decreasing in their first operand, whatever their scalar arguments
@@ -143,14 +176,14 @@ _RISING = {
 }
 
 
-def _non_decreasing(step: torch.fx.Node, dims: int) -> torch.fx.Node | None:
+def _non_decreasing(step: torch.fx.Node, folded: frozenset[int], kept: bool) -> torch.fx.Node | None:
     """The operand of a pointwise step that it is non-decreasing in, where the step keeps that operand's
-    shape and its other operands are scalars or tensors of size 1 in the last `dims` dims (the pooled
-    ones); else None."""
+    shape and its other operands are scalars or tensors that hold one value along every `folded` dim
+    (counted from the last) and broadcast against the folded output as they did before; else None."""
     if step.op not in ("call_function", "call_method") or mutates_shared(step):
         return None  # an in-place step on a value read again would change what that reader sees
     nodes = [a for a in (*step.args, *step.kwargs.values()) if isinstance(a, torch.fx.Node)]
-    if not nodes or any("tensor_meta" not in a.meta for a in nodes):
+    if not nodes or not all(_shaped(a) for a in nodes):
         return None
     shape = traced_shape(step)
     x = step.args[0] if step.args else None
@@ -158,7 +191,7 @@ def _non_decreasing(step: torch.fx.Node, dims: int) -> torch.fx.Node | None:
         x = step.args[1] if len(step.args) > 1 else None
     if not isinstance(x, torch.fx.Node) or traced_shape(x) != shape:
         return None
-    if any(a is not x and not _window_constant(traced_shape(a), len(shape), dims) for a in nodes):
+    if any(a is not x and not _constant_over(traced_shape(a), folded, kept) for a in nodes):
         return None
     name, first = canonical(step), step.args[0] is x
     others = [a for a in step.args if a is not x]
@@ -175,9 +208,13 @@ def _non_decreasing(step: torch.fx.Node, dims: int) -> torch.fx.Node | None:
     return None
 
 
-def _window_constant(shape: tuple[int, ...], ndim: int, dims: int) -> bool:
-    """A tensor of `shape`, broadcast to `ndim` dims, holds one value over the last `dims` of them."""
-    return len(shape) <= ndim and all(d == 1 for d in shape[max(0, len(shape) - dims) :])
+def _constant_over(shape: tuple[int, ...], folded: frozenset[int], kept: bool) -> bool:
+    """A tensor of `shape`, broadcast against the folded tensor, holds one value along every folded dim
+    (counted from the last) and lines up with the output as it did with the input: where the output
+    drops the folded dims, only a tensor that does not reach them (its dims all after the last one)."""
+    if not kept:
+        return all(-d > len(shape) for d in folded)
+    return all(-d > len(shape) or shape[d] == 1 for d in folded)
 
 
 def _slope(step: torch.fx.Node) -> float:

@@ -194,3 +194,33 @@ def test_a_max_pool_moves_before_the_non_decreasing_steps_that_feed_it_exactly()
     assert region.kind == "window"
     assert [s.target for s in region.steps] == ["torch.nn.functional.max_pool2d", "torch.add", "torch.relu"]
     assert [list(t.shape) for t in region.inputs] == [[2, 8, 16, 16], [1, 8, 1, 1]]
+
+
+class _Extrema(torch.nn.Module):
+    """Non-decreasing steps before a max over a dim, a min over two and a whole tensor's max; a shift that
+    varies along the reduced dim stays before its max, and so does one whose alignment the dropped dim
+    would change."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.row = torch.nn.Parameter(torch.randn(4, 1))
+        self.col = torch.nn.Parameter(torch.randn(1, 6))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = torch.amax(torch.relu(x + self.row), dim=1, keepdim=True)  # row is constant along dim 1
+        b = torch.amin(torch.clamp(x * 2.0, max=1.0), dim=(0, 1), keepdim=True)
+        c = torch.max(F.leaky_relu(x - 0.5))
+        d, _ = torch.max(x + self.col, dim=1)  # col varies along dim 1: stays
+        e = torch.amax(torch.relu(x + self.row), dim=1)  # dim 1 dropped, row reaches it: the add stays
+        return a.sum() + b.sum() + c + d.sum() + e.sum()
+
+
+def test_a_max_or_min_over_dims_moves_before_the_steps_that_commute_with_it_exactly() -> None:
+    torch.manual_seed(0)
+    model, x = _Extrema(), torch.randn(4, 6)
+    gm = graph_module(model, [x])
+    assert torch.equal(gm(x), model(x))
+    extrema = [n for n in gm.graph.nodes if canonical(n) in ("torch.amax", "torch.amin", "torch.max")]
+    assert [n.args[0].op for n in extrema] == ["placeholder"] * 3 + ["call_function"] * 2
+    assert [canonical(n.args[0]) for n in extrema[3:]] == ["torch.add", "torch.add"]
+    assert [canonical(u) for u in extrema[4].users] == ["torch.relu"]  # the relu alone moves after it
