@@ -148,7 +148,7 @@ def _folded(node: torch.fx.Node) -> tuple[frozenset[int], bool] | None:
     if not isinstance(x, torch.fx.Node) or not _shaped(x):
         return None
     ndim = len(traced_shape(x))
-    if node.op == "call_function" and name in MAX_POOL:
+    if name in MAX_POOL:
         kwargs = _named(node)
         if kwargs is None or kwargs.get("return_indices"):
             return None

@@ -148,6 +148,7 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         else (f"k = k0 + kg_r / {side}, j = kg_j0 + kg_r % {side}", f"[kg_r / {side}][kg_r % {side}]")
     )
     row, col = _owned("kg_ty", "kg_i"), _owned("kg_tx", "kg_j")
+    output = f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};"  # the body sums it, the tail stores it
     each = (
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads}; ++kg_q) {{\n"
         f"            const int kg_r = threadIdx.x + kg_q * {threads};\n"
@@ -182,8 +183,7 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         f"        if (k0 + {BLOCK_K} < K_END) kg_fetch(k0 + {BLOCK_K});\n"
         f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-        f"        const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
-        + _slice_body(region, ops, BLOCK_K, (f"kg_ta[k][{row}]", f"kg_tb[k][{col}]"))
+        f"        {output}\n" + _slice_body(region, ops, BLOCK_K, (f"kg_ta[k][{row}]", f"kg_tb[k][{col}]"))
     )
     store = (
         "atomicAdd(&p_out[(bt * M + m) * N + j], (float)kg_total[kg_i][kg_j]);"
@@ -194,7 +194,7 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-        f"            const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
+        f"            {output}\n"
         f"            if (m < M && j < N) {store}\n"
         "        }\n}\n"
     )
