@@ -24,19 +24,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ruled import RULED, cell, geomean
+from benchmarks.ruled import RULED, cell, geomean, task_of
 from graph.runner.jsonl import read_jsonl
 
 FASTER = 1.05
-
-
-def task_of(job_id: str) -> str:
-    """`L2/Conv2D_ReLU_BiasAdd` from `zero_shot:L2/Conv2D_ReLU_BiasAdd|Conv2D_ReLU_BiasAdd/r0s0[/ruled]`."""
-    return job_id.split(":", 1)[-1].split("|", 1)[0]
 
 
 def default_programs(paths: list[Path]) -> dict[str, dict[str, Any]]:
@@ -127,16 +123,12 @@ def summarise(
     return {"tasks": tasks, "table": table, "counts": counts, "identical_across_rows": shared}
 
 
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
 def _order(task: str) -> tuple[int, str]:
     return (int(task[1]) if task[:1] == "L" and task[1:2].isdigit() else 9, task)
-
-
-def _median(values: list[float]) -> float | None:
-    values = sorted(values)
-    if not values:
-        return None
-    mid = len(values) // 2
-    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
 def markdown(summary: dict[str, Any], device: str) -> str:

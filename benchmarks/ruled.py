@@ -84,6 +84,11 @@ def ruled_jobs(run_jobs: Path, ambition: str) -> tuple[list[dict[str, Any]], lis
     return lines, left
 
 
+def task_of(job_id: str) -> str:
+    """`L2/Conv2D_ReLU_BiasAdd` from `zero_shot:L2/Conv2D_ReLU_BiasAdd|Conv2D_ReLU_BiasAdd/r0s0[/ruled]`."""
+    return job_id.split(":", 1)[-1].split("|", 1)[0]
+
+
 def sent_ids(path: Path) -> list[str]:
     """The job ids of a jobs file, or of a JSON list of them (a results folder keeps the ids alone: the
     programs are megabytes)."""
@@ -106,7 +111,7 @@ def summarise(verdicts: list[dict[str, Any]], job_ids: list[str]) -> dict[str, A
         if moved and job_id + RULED not in by_id:
             continue
         ruled = by_id[job_id + RULED] if moved else by_id[job_id]
-        task = job_id.split(":", 1)[-1].split("|", 1)[0]
+        task = task_of(job_id)
         rows.append({"task": task, "first": cell(by_id[job_id]), "ruled": cell(ruled), "moved": moved})
     summary: dict[str, Any] = {"rows": rows}
     for setup in ("first", "ruled"):
