@@ -115,7 +115,9 @@ def summarise(
                 for level in ("L1", "L2", "L3")
             },
             "share_by_level": {
-                level: _median([c["share"] for t, c in right.items() if t.startswith(level) and c["share"]])
+                level: _median(
+                    [c["share"] for t, c in right.items() if t.startswith(level) and c["share"] is not None]
+                )
                 for level in ("L1", "L2", "L3")
             },
         }

@@ -65,3 +65,18 @@ def test_each_row_takes_its_default_programs_and_identical_ones_are_judged_once(
     assert summary["table"]["rules"]["L2/Conv"]["verdict"] == "not judged"
     assert summary["identical_across_rows"] == 1
     assert "| L1/Mm | correct | 0.50x | 0.25x | 0.50 | v.jsonl |" in markdown(summary, "a GPU")
+
+
+def test_a_share_of_zero_counts_in_the_levels_median() -> None:
+    """A candidate whose kernels carry none of its GPU time is a share of 0.0, not a missing one."""
+    ids = {"model": {"L3/A": "a", "L3/B": "b", "L3/C": "c"}}
+    shares = {"a": 0.0, "b": 0.0, "c": 0.9}
+    found = {
+        job: (
+            {"verdict": "correct", "counted": "strict", "speedup_eager": 1.0, "custom_kernel_share": s},
+            "v",
+        )
+        for job, s in shares.items()
+    }
+    summary = summarise({job: job for job in shares}, found, ids)
+    assert summary["counts"]["model"]["share_by_level"]["L3"] == 0.0
