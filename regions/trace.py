@@ -22,8 +22,9 @@ from torch.fx.passes.shape_prop import ShapeProp
 
 from evaluator.problem import Problem, problem_from_dict
 from regions.branches import Path, feasible, if_converted, trace_paths
-from regions.decompose import NAME, ORIGIN, decompose
+from regions.decompose import ORIGIN, decompose
 from regions.model import RegionError, Step, TensorInfo
+from regions.moves import NAME
 from regions.steps import CALLS, is_tensor, mutates_shared, render, tensor_info
 
 # (best-of-n samples fan out in a thread pool) break each other ("CURRENT_PATCHER is None", "module is
