@@ -114,6 +114,10 @@ def summarise(
                 level: geomean([c["eager"] for t, c in right.items() if t.startswith(level)])
                 for level in ("L1", "L2", "L3")
             },
+            "ceiling_by_level": {
+                level: geomean([ceiling(c) for t, c in right.items() if t.startswith(level) and ceiling(c)])
+                for level in ("L2", "L3")
+            },
             "share_by_level": {
                 level: _median(
                     [c["share"] for t, c in right.items() if t.startswith(level) and c["share"] is not None]
@@ -123,6 +127,14 @@ def summarise(
         }
     shared = sum(len({ids[r][t] for r in ids if t in ids[r]}) < sum(t in ids[r] for r in ids) for t in tasks)
     return {"tasks": tasks, "table": table, "counts": counts, "identical_across_rows": shared}
+
+
+def ceiling(c: dict[str, Any]) -> float:
+    """The speedup against eager a cell would have if its custom kernels took no GPU time: what the work
+    left to PyTorch (cuDNN's convolutions, cuBLAS's products) bounds it to; 0.0 where the custom kernels
+    carry (nearly) all of it or the share was not measured."""
+    share = c["share"]
+    return c["eager"] / (1.0 - share) if share is not None and share < 0.99 else 0.0
 
 
 def _median(values: list[float]) -> float | None:
@@ -165,11 +177,13 @@ def markdown(summary: dict[str, Any], device: str) -> str:
         c = summary["counts"][row]
         gm = ", ".join(f"{k} {v:.2f}x" for k, v in c["geomean_eager_by_level"].items() if v)
         sh = ", ".join(f"{k} {v:.2f}" for k, v in c["share_by_level"].items() if v is not None)
+        top = ", ".join(f"{k} {v:.2f}x" for k, v in c["ceiling_by_level"].items() if v)
         lines.append(
             f"- {row}: {c['strict']} of {c['judged']} judged strictly correct ({c['tasks']} tasks); "
             f"{c['faster_eager']} at least {FASTER}x eager, {c['faster_compile']} at least {FASTER}x "
             f"torch.compile; geomean of the correct by level: {gm}; median share of the candidate's GPU "
-            f"time in its custom kernels: {sh}"
+            f"time in its custom kernels: {sh}; geomean if those kernels took no time (the rest is "
+            f"PyTorch's): {top}"
         )
     lines.append(
         "- tasks whose programs are byte-identical across rows (one verdict stands in each): "

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks.rows import digest, jobs, judged, markdown, summarise
 
 
@@ -80,3 +82,20 @@ def test_a_share_of_zero_counts_in_the_levels_median() -> None:
     }
     summary = summarise({job: job for job in shares}, found, ids)
     assert summary["counts"]["model"]["share_by_level"]["L3"] == 0.0
+
+
+def test_the_ceiling_is_the_speedup_with_the_custom_kernels_free() -> None:
+    """1.2x eager with its kernels at a fifth of the GPU time could reach 1.5x; a candidate whose kernels
+    carry all of it has no ceiling PyTorch sets."""
+    ids = {"model": {"L2/A": "a", "L2/B": "b"}}
+    cells = {"a": (1.2, 0.2), "b": (0.5, 1.0)}
+    found = {
+        job: (
+            {"verdict": "correct", "counted": "strict", "speedup_eager": x, "custom_kernel_share": s},
+            "v",
+        )
+        for job, (x, s) in cells.items()
+    }
+    summary = summarise({job: job for job in cells}, found, ids)
+    assert summary["counts"]["model"]["ceiling_by_level"]["L2"] == pytest.approx(1.5)
+    assert "if those kernels took no time (the rest is PyTorch's): L2 1.50x" in markdown(summary, "a GPU")
