@@ -14,6 +14,7 @@ from regions.epilogue import split
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.reduce import FOLDS, SPREAD, correction, fold_code
+from regions.row_parts import Partial, gathered, parts_of, scratch, tree
 from regions.rows import rows_of
 from regions.skeleton import (
     BODY_MARK,
@@ -43,6 +44,19 @@ COMBINE = {
 def block_fold(region: Region) -> Contract:
     """The fused reduction with one block per row; RegionError where the region is no fused fold or its
     rows are shorter than a block."""
+    return _fold_blocks(region, False)
+
+
+def split_fold(region: Region) -> Contract:
+    """The fused reduction with each row shared by several blocks (regions.row_parts), for rows too few to
+    fill the GPU; RegionError where block_fold does not fit or the rows are many or short. A variance
+    cannot take the row's mean first across blocks: each thread sums the deviations from the row's first
+    element and their squares (in double), and the row's M2 is sum(d^2) - sum(d)^2 / R, one read of the
+    row instead of two."""
+    return _fold_blocks(region, True)
+
+
+def _fold_blocks(region: Region, shared: bool) -> Contract:
     step = region.steps[0]
     fold = FOLDS.get(step.target)
     if region.kind != "reduce" or len(region.steps) < 2 or fold is None or step.target not in COMBINE:
@@ -54,31 +68,65 @@ def block_fold(region: Region) -> Contract:
     length, rows = layout.length, layout.rows
     if length < ROW_THREADS:
         raise RegionError(f"{region.id}: rows of {length} elements fill no block of {ROW_THREADS} threads")
+    parts = parts_of(rows, length, ROW_THREADS) if shared else 1
+    if shared and parts < 2:
+        raise RegionError(f"{region.id}: {rows} rows of {length} elements need no more than a block a row")
     xn = names[x.name]
     kernel = f"region_{region.id}"
     sig = region_signature(kernel, whole.region, names)
-    share = f"for (int64_t k = kg_t; k < R; k += {ROW_THREADS})"
+    threads, who = parts * ROW_THREADS, "kg_g" if shared else "kg_t"
+    share = f"for (int64_t k = {who}; k < R; k += {threads})"
+    start = fold.start.removesuffix("f")
+    spread = step.target in SPREAD
+    divisor = f"    const double spread_divisor = {length - correction(step)}.0;\n" if spread else ""
     mean = ""
-    if step.target in SPREAD:
+    if spread and not shared:
         mean = (
             f"    double kg_sum = 0.0;\n    {share} kg_sum += {xn}(k);\n"
             + _combined("kg_sum", "a + b")
             + "    const float row_mean = (float)(kg_part[0] / R);  // the row's mean\n    __syncthreads();\n"
-            f"    const double spread_divisor = {length - correction(step)}.0;\n"
+            + divisor
         )
-    start = fold.start.removesuffix("f")
-    folded = "\n".join(f"    {line}" for line in fold_code(fold, xn, share).splitlines())
+    if spread and shared:
+        partials = [Partial("kg_part", "a + b", "0.0"), Partial("kg_part2", "a + b", "0.0")]
+        folded = (
+            f"    const float kg_c = {xn}(0);  // the row's first element: each d is x(k) - kg_c\n"
+            "    double kg_d = 0.0, kg_dd = 0.0;\n"
+            f"    {share} {{\n        const double d = {xn}(k) - kg_c;\n        kg_d += d;\n"
+            "        kg_dd += d * d;\n    }\n"
+            "    kg_part[kg_t] = kg_d;\n    kg_part2[kg_t] = kg_dd;\n    __syncthreads();\n"
+        )
+        finish = (
+            "        result = kg_part2[0] - kg_part[0] * kg_part[0] / R;  // the row's squared deviations\n"
+        )
+    else:
+        partials = [Partial("kg_part", COMBINE[step.target], start)]
+        code = "\n".join(f"    {line}" for line in fold_code(fold, xn, share).splitlines())
+        folded = f"    double result = {start};\n{code}\n    kg_part[kg_t] = result;\n    __syncthreads();\n"
+        finish = "        result = kg_part[0];  // the row's fold\n"
+    where = (
+        "    const int64_t i = blockIdx.y, kg_p = blockIdx.x, kg_t = threadIdx.x;  // row i, its part kg_p\n"
+        f"    const int64_t kg_g = kg_p * {ROW_THREADS} + kg_t;  // this thread among the row's {threads}\n"
+        if shared
+        else "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
+    )
+    arrays = "".join(f"    __shared__ double {p.array}[{ROW_THREADS}];\n" for p in partials)
     finished = f"        const float reduced = {fold.store};\n" if fold.store != "result" else ""
     head = (
-        f"{PRELUDE}\n{sig} {{\n    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
-        f"    __shared__ double kg_part[{ROW_THREADS}];\n"
-        "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
-        f"    const int64_t base = {layout.base};\n"
+        f"{PRELUDE}\n{scratch(region.id, rows, parts, 'double', len(partials)) if shared else ''}{sig} {{\n"
+        f"    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
+        + arrays
+        + where
+        + f"    const int64_t base = {layout.base};\n"
         f"    auto {xn} = [&](int64_t k) -> float {{ return p_{xn}[base + {layout.at('k')}]; }};\n"
         + mean
-        + f"    double result = {start};\n{folded}\n"
-        + _combined("result", COMBINE[step.target])
-        + "    if (kg_t == 0) {\n        result = kg_part[0];  // the row's fold\n"
+        + folded
+        + tree(partials, "double", ROW_THREADS)
+        + (gathered(region.id, parts, "double", partials, ROW_THREADS) if shared else "")
+        + ("    double result;\n" if spread and shared else "")
+        + (divisor if shared else "")
+        + "    if (kg_t == 0) {\n"
+        + finish
         + finished
         + whole.loads
         + whole.todo
@@ -86,14 +134,21 @@ def block_fold(region: Region) -> Contract:
     )
     tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
     roles = role_lines(whole.region, names, whole.notes)
+    whose = (
+        f"{parts} blocks of {ROW_THREADS} threads share each"
+        if shared
+        else f"each block of {ROW_THREADS} threads folds one"
+    )
     roles.insert(
         0,
-        f"- each block of {ROW_THREADS} threads folds one of {rows} rows of R = {length} elements "
+        f"- {whose} of {rows} rows of R = {length} elements "
         f"({fold.rule.format(x=xn)}); the framework combines the threads' shares into `result`"
         + (f" and `reduced` is the finished value, {fold.store}" if fold.store != "result" else "")
         + whole.then,
     )
     launch = launch_info(whole.region, kernel, rows) | {"block": [ROW_THREADS, 1, 1], "grid": [rows, 1, 1]}
+    if shared:
+        launch["grid"] = [parts, rows, 1]
     contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(whole.region, names, head, roles)
     contract.reads = whole.reads
@@ -102,11 +157,6 @@ def block_fold(region: Region) -> Contract:
 
 def _combined(value: str, combine: str) -> str:
     """Every thread's `value` into kg_part[0] (shared memory, double), by `combine` of a and b."""
-    return (
-        f"    kg_part[kg_t] = {value};\n    __syncthreads();\n"
-        f"    for (int kg_s = {ROW_THREADS // 2}; kg_s > 0; kg_s >>= 1) {{\n"
-        "        if (kg_t < kg_s) {\n"
-        "            const double a = kg_part[kg_t], b = kg_part[kg_t + kg_s];\n"
-        f"            kg_part[kg_t] = {combine};\n"
-        "        }\n        __syncthreads();\n    }\n"
+    return f"    kg_part[kg_t] = {value};\n    __syncthreads();\n" + tree(
+        [Partial("kg_part", combine, "")], "double", ROW_THREADS
     )

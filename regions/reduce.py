@@ -59,10 +59,10 @@ _ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_nor
 # defining it came back three rounds running). A softmax's denominator is the skeleton's too (measured on
 # the family tasks, CPU emulation: with row_max alone, 0 of 3 softmax bodies summed and divided right).
 _SHIFTED = {"torch.softmax", "torch.log_softmax", "torch.logsumexp"}
-_NORMALIZED = {"torch.softmax", "torch.log_softmax"}
+NORMALIZED = {"torch.softmax", "torch.log_softmax"}
 # A layer norm's statistics are the skeleton's as well; its body is the one line per element.
-_STANDARDIZED = {"torch.nn.functional.layer_norm"}
-_EACH = _NORMALIZED | _STANDARDIZED  # ops whose loop over the row is the framework's
+STANDARDIZED = {"torch.nn.functional.layer_norm"}
+EACH = NORMALIZED | STANDARDIZED  # ops whose loop over the row is the framework's
 # The skeleton's row mean, then the squared deviations over R - correction.
 SPREAD = {"torch.var", "torch.std"}
 LONG_SUM = 4096  # a plain float sum over more terms than this misses atol = rtol = 1e-4 (probe: K = 524288)
@@ -146,13 +146,13 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
         + (
             _folded(fold, wide, xn)
             if fused and fold
-            else _result_line(rowwise, index, fold, wide, xn, step.target in _EACH)
+            else _result_line(rowwise, index, fold, wide, xn, step.target in EACH)
         )
         + f"{whole.loads}{whole.todo}{BODY_MARK}"
     )
     stored = whole.last if fused else _stored(index, fold)
     store = "" if rowwise else f"        p_out[i] = {stored};\n"
-    tail = ("        }\n" if step.target in _EACH else "") + store + "    }\n}\n"
+    tail = ("        }\n" if step.target in EACH else "") + store + "    }\n}\n"
     what = "out(k) for k in [0, R)" if rowwise else ("`best` and `index`" if index else "`result`")
     if fused and fold:  # the framework folds: what is left is the steps
         what = f"the framework folds it into `result` ({fold.rule.format(x=xn)})" + (
@@ -182,7 +182,7 @@ def reduce_contract(region: Region, names: dict[str, str]) -> Contract:
         "k": "the counter of the loop your body writes over the row: `for (int64_t k = 0; k < R; ++k)` "
         "around the lines that use it (one thread does the whole row, so k is never a thread index)"
     }
-    if step.target not in _EACH:
+    if step.target not in EACH:
         contract.loop = "for (int64_t k = 0; k < R; ++k)"
     return contract
 
@@ -222,13 +222,13 @@ def _statistics(region: Region, step: Step, xn: str, length: int) -> list[str]:
             f"        float row_max = -INFINITY;  // the row's largest {xn}(k): subtract it before exp",
             f"        for (int64_t k = 0; k < R; ++k) row_max = fmaxf(row_max, {xn}(k));",
         ]
-    if step.target in _NORMALIZED:
+    if step.target in NORMALIZED:
         lines += [
             "        double kg_exps = 0.0;",
             f"        for (int64_t k = 0; k < R; ++k) kg_exps += expf({xn}(k) - row_max);",
             f"        const float row_sum = (float)kg_exps;  // the sum of expf({xn}(k) - row_max)",
         ]
-    if step.target in _STANDARDIZED:
+    if step.target in STANDARDIZED:
         eps = float(dict(step.kwargs).get("eps", 1e-5))
         lines += [
             *_row_mean(xn, "the row's mean"),
@@ -259,12 +259,12 @@ def _row_mean(xn: str, note: str) -> list[str]:
 
 def _told(target: str, xn: str, index: tuple[str, str, str] | None, fold: Fold | None) -> str:
     """The role line that says what the skeleton did for the body and what is left to it."""
-    if target in _NORMALIZED:
+    if target in NORMALIZED:
         return (
             "- row_max and row_sum: the row's largest value and the sum of expf(x(k) - row_max), computed "
             "for you, and the loop over k is the framework's: write the one line `out(k) = ...;` for this k"
         )
-    if target in _STANDARDIZED:
+    if target in STANDARDIZED:
         return (
             "- row_mean and row_rstd (1 / sqrt(variance + eps)): the row's statistics, computed for you, and "
             "the loop over k is the framework's: write the one line `out(k) = ...;` for this k"

@@ -18,8 +18,12 @@ and the loaded values:
   shared memory with the op's own rule.
 - block_fold (a fused reduction: the fold is the framework's, the body the steps after it): one block per
   row folds it, thread 0 runs the body on the finished value (regions.block_fold).
-Products with a bias or an epilogue, row-wise reductions (softmax, layer_norm: they write out(k)) and maps
-of other sizes have no other shape yet.
+- each_row (a softmax, log_softmax or layer norm over contiguous elements): a warp or a block per row
+  shares the statistics and the loop over k (regions.each_row).
+- split_row and split_fold (those two where rows are too few to fill the GPU): each row shared by several
+  blocks, whose results the row's last block combines (regions.row_parts).
+Products with a bias or an epilogue, row-wise reductions over strided elements, scans and maps of other
+sizes have no other shape yet.
 """
 
 from __future__ import annotations
@@ -28,12 +32,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from regions.block_fold import ROW_THREADS, block_fold
+from regions.block_fold import ROW_THREADS, block_fold, split_fold
 from regions.check import check
+from regions.each_row import BLOCK, WIDE, each_row
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.pointwise import preloaded
 from regions.reduce import FOLDS
+from regions.row_parts import Partial, gathered, parts_of, scratch, tree
 from regions.rows import rows_of
 from regions.skeleton import (
     BODY_MARK,
@@ -53,6 +59,7 @@ MAX_BLOCKS = 1 << 20  # the vector shape strides over its grid, as the first con
 FIRST = "first"  # the first contract's shape: one thread per output element or row
 TILED, BLOCKED, SPLIT, DOT = "tiled", "blocked", "split", "dot"
 VECTOR4, BLOCK_ROW, BLOCK_FOLD = "vector4", "block_row", "block_fold"
+SPLIT_ROW, SPLIT_FOLD, EACH_ROW = "split_row", "split_fold", "each_row"
 _MEMORY = re.compile(r"\bp_\w+")  # the kernel's pointers: p_out, p_A, ...
 
 
@@ -159,6 +166,16 @@ def _share_result(target: str, xn: str) -> str:
 def block_rows(region: Region) -> Contract:
     """The reduction with one block of ROW_THREADS threads per output row; RegionError for row-wise ops,
     reductions without a combine rule, or rows shorter than a block."""
+    return _row_blocks(region, False)
+
+
+def split_rows(region: Region) -> Contract:
+    """The block-a-row reduction with each row shared by several blocks (regions.row_parts), for rows too
+    few to fill the GPU; RegionError where block_row does not fit or the rows are many or short."""
+    return _row_blocks(region, True)
+
+
+def _row_blocks(region: Region, shared: bool) -> Contract:
     if region.kind != "reduce" or len(region.steps) != 1 or region.steps[0].target not in _COMBINE:
         raise RegionError(f"{region.id}: only a reduction to one value per row has the block_row shape")
     (step,) = region.steps
@@ -169,43 +186,57 @@ def block_rows(region: Region) -> Contract:
     length, rows = layout.length, layout.rows
     if length < ROW_THREADS:
         raise RegionError(f"{region.id}: rows of {length} elements fill no block of {ROW_THREADS} threads")
+    parts = parts_of(rows, length, ROW_THREADS) if shared else 1
+    if shared and parts < 2:
+        raise RegionError(f"{region.id}: {rows} rows of {length} elements need no more than a block a row")
     identity, combine, keep, final = _COMBINE[step.target]
     names = c_names(region)
     xn = names[x.name]
     kernel = f"region_{region.id}"
     sig = signature_line(kernel, [xn], "out", [], ["n"])
+    threads, who = parts * ROW_THREADS, "kg_g" if shared else "kg_t"
+    where = (
+        "    const int64_t i = blockIdx.y, kg_p = blockIdx.x, kg_t = threadIdx.x;  // row i, its part kg_p\n"
+        f"    const int64_t kg_g = kg_p * {ROW_THREADS} + kg_t;  // this thread among the row's {threads}\n"
+        if shared
+        else "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
+    )
     head = (
-        f"{PRELUDE}\n{sig} {{\n    const int64_t R_ALL = {length};  // the whole row\n"
-        f"    __shared__ float kg_part[{ROW_THREADS}];\n"
-        "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
-        f"    float kg_mine = {identity};\n"
+        f"{PRELUDE}\n{scratch(region.id, rows, parts, 'float', 1) if shared else ''}{sig} {{\n"
+        f"    const int64_t R_ALL = {length};  // the whole row\n"
+        f"    __shared__ float kg_part[{ROW_THREADS}];\n" + where + f"    float kg_mine = {identity};\n"
         "    if (i < n) {\n"
         f"        const int64_t base = {layout.base};\n"
-        f"        const int64_t R = (R_ALL - kg_t + {ROW_THREADS - 1}) / {ROW_THREADS};  // k in [0, R)\n"
+        f"        const int64_t R = (R_ALL - {who} + {threads - 1}) / {threads};  // k in [0, R)\n"
         f"        auto {xn} = [&](int64_t k) -> float {{\n"
-        f"            return p_{xn}[base + {layout.at(f'(kg_t + k * {ROW_THREADS})')}];\n        }};\n"
+        f"            return p_{xn}[base + {layout.at(f'({who} + k * {threads})')}];\n        }};\n"
         f"        // {step_code(step, names)}, over this thread's share: R of the row's {length} elements\n"
         + _share_result(step.target, xn)
         + BODY_MARK
     )
+    partial = Partial("kg_part", combine, identity)
     tail = (
         f"        kg_mine = {keep};\n    }}\n    kg_part[kg_t] = kg_mine;\n    __syncthreads();\n"
-        f"    for (int kg_s = {ROW_THREADS // 2}; kg_s > 0; kg_s >>= 1) {{\n"
-        "        if (kg_t < kg_s) {\n"
-        "            const float a = kg_part[kg_t], b = kg_part[kg_t + kg_s];\n"
-        f"            kg_part[kg_t] = {combine};\n"
-        "        }\n        __syncthreads();\n    }\n"
-        "    if (kg_t == 0 && i < n) {\n        const float total = kg_part[0];\n"
+        + tree([partial], "float", ROW_THREADS)
+        + (gathered(region.id, parts, "float", [partial], ROW_THREADS) if shared else "")
+        + "    if (kg_t == 0 && i < n) {\n        const float total = kg_part[0];\n"
         f"        p_out[i] = {final};\n    }}\n}}\n"
     )
     roles = role_lines(region, names, {x.name: f" read as {xn}(k), k in [0, R): this thread's share"})
+    whose = (
+        f"{parts} blocks of {ROW_THREADS} threads share each"
+        if shared
+        else f"each block of {ROW_THREADS} threads handles one"
+    )
     roles.insert(
         0,
-        f"- each block of {ROW_THREADS} threads handles one of {rows} rows of {length} elements; each "
+        f"- {whose} of {rows} rows of {length} elements; each "
         f"thread computes `result` over its share (R elements, read as {xn}(k)) and the framework combines "
         "the threads' results",
     )
     launch = launch_info(region, kernel, rows) | {"block": [ROW_THREADS, 1, 1], "grid": [rows, 1, 1]}
+    if shared:
+        launch["grid"] = [parts, rows, 1]
     contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(region, names, head, roles)
     return contract
@@ -255,11 +286,32 @@ SHAPES: tuple[Shape, ...] = (
         block_rows,
     ),
     Shape(
+        SPLIT_ROW,
+        "reduce",
+        "the block_row shape with each row shared by several blocks, each thread reducing a strided share "
+        "and the framework combining the blocks' results: for rows too few to fill the GPU",
+        split_rows,
+    ),
+    Shape(
         BLOCK_FOLD,
         "reduce",
         f"one block of {ROW_THREADS} threads per row folding it (the framework's fold, in strided shares "
         "combined in shared memory), then your lines once per row on the finished value",
         block_fold,
+    ),
+    Shape(
+        SPLIT_FOLD,
+        "reduce",
+        "the block_fold shape with each row folded by several blocks whose results the framework combines, "
+        "then your lines once per row: for rows too few to fill the GPU",
+        split_fold,
+    ),
+    Shape(
+        EACH_ROW,
+        "reduce",
+        f"a warp (rows under {WIDE} elements) or a block of {BLOCK} threads per row; the framework combines "
+        "the row's statistics over its threads, then each thread writes out(k) for its own strided k",
+        each_row,
     ),
 )
 BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
@@ -271,7 +323,7 @@ BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
 # 1.00-1.10x the first contract on 18 of 18 maps, strictly correct (the H200, the model's bodies).
 RULED: dict[str, tuple[str, ...]] = {
     "contraction": (DOT, SPLIT, BLOCKED),
-    "reduce": (BLOCK_ROW, BLOCK_FOLD),
+    "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW),
     "map": (VECTOR4,),
 }
 

@@ -20,8 +20,10 @@ from regions.shapes import (
     BLOCK_ROW,
     BLOCKED,
     DOT,
+    EACH_ROW,
     ROW_THREADS,
     SPLIT,
+    SPLIT_FOLD,
     TILED,
     VECTOR4,
     block_rows,
@@ -155,8 +157,8 @@ def test_each_kind_is_offered_the_shapes_that_fit_it(kernelbench_dir: Path) -> N
     _, temperature = _offered(kernelbench_dir, None, 3, "moderate")
     (softmax,) = [r for r, _ in temperature if r.kind == "reduce"]
     menus = [[s.name for s, _ in shapes_for(r)] for r in (product, pointwise, parts[1][0], softmax)]
-    # softmax writes out(k): no block shape yet
-    assert menus == [[TILED, BLOCKED], [VECTOR4], [BLOCK_ROW], []]
+    # softmax writes out(k): its rows take a warp or a block that share the statistics
+    assert menus == [[TILED, BLOCKED], [VECTOR4], [BLOCK_ROW], [EACH_ROW]]
     with pytest.raises(RegionError, match="no launch shape named 'warp'"):
         shaped(product, "warp")
     with pytest.raises(RegionError, match="only a map"):
@@ -276,7 +278,7 @@ def test_a_fused_fold_runs_a_block_per_row_and_its_steps_once_per_row(kernelbenc
     assert shaped.launch["grid"] == [64, 1, 1] and shaped.launch["block"] == [256, 1, 1]
     assert "const float row_mean = (float)(kg_part[0] / R);" in shaped.head
     assert "for (int64_t k = kg_t; k < R; k += 256) {" in shaped.head and "if (kg_t == 0) {" in shaped.head
-    assert [s.name for s, _ in shapes_for(region)] == [BLOCK_FOLD]
+    assert [s.name for s, _ in shapes_for(region)] == [BLOCK_FOLD, SPLIT_FOLD]
     mean, _ = parts[0]
     with pytest.raises(RegionError, match="only a fused fold"):
         block_fold(mean)
