@@ -12,7 +12,8 @@ hold, so only unfinished tasks are generated again. One command per phase:
     python -m benchmarks.kernelbench_paper resume VERDICTS.jsonl   # CPU: hand verdicts back, next round
     python -m benchmarks.kernelbench_paper report                  # table + plots in benchmarks/results/
 
-Repeat jobs / evaluate / resume until `status` shows nothing paused.
+Repeat jobs / evaluate / resume until `status` shows nothing paused. To rerun the experiment on today's
+pipeline rather than continue the committed one, give every command `--fresh --runs runs/paper_rerun`.
 """
 
 from __future__ import annotations
@@ -143,9 +144,10 @@ def seed_from_results(run: Path, name: str, results: Path) -> int:
     return len(finished)
 
 
-def generate(names: list[str], runs: Path, kernelbench: Path, results: Path = RESULTS) -> int:
+def generate(names: list[str], runs: Path, kernelbench: Path, results: Path | None = RESULTS) -> int:
     """Start each configuration's run, or continue it (run.py --resume) when its directory exists. A run
-    directory missing on this checkout starts from the tasks the committed results already finished."""
+    directory missing on this checkout starts from the tasks the committed results already finished, unless
+    `results` is None (a rerun of the experiment on today's pipeline: every task is generated again)."""
     failed = 0
     for name in names:
         config = CONFIGS[name]
@@ -158,7 +160,8 @@ def generate(names: list[str], runs: Path, kernelbench: Path, results: Path = RE
             failed += 1
             continue
         out = run_dir(runs, name)
-        seed_from_results(out, name, results)
+        if results is not None:
+            seed_from_results(out, name, results)
         if (out / "run.json").exists():
             cmd = ["--resume", str(out)]
             if (out / "verdicts.jsonl").exists():  # verdicts handed back earlier continue their graphs
@@ -313,6 +316,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--runs", default=str(REPO / "runs" / "paper"), help="where the run directories live")
     parser.add_argument("--kernelbench", default=str(KERNELBENCH))
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="a rerun on today's pipeline: generate every task again and report only what --runs holds, "
+        "seeding nothing from the committed results (give it its own --runs folder)",
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("generate", help="start or continue runs on this host (CPU)")
     p.add_argument("configs", nargs="*", help=f"default: all of {', '.join(CONFIGS)}")
@@ -329,14 +338,15 @@ def main(argv: list[str] | None = None) -> int:
     if unknown := [c for c in getattr(args, "configs", []) if c not in CONFIGS]:
         parser.error(f"unknown configuration {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
     if args.cmd == "generate":
-        return generate(list(args.configs) or list(CONFIGS), runs, Path(args.kernelbench))
+        committed = None if args.fresh else RESULTS
+        return generate(list(args.configs) or list(CONFIGS), runs, Path(args.kernelbench), committed)
     if args.cmd == "jobs":
         return gather_jobs(runs, Path(args.out), list(args.configs))
     if args.cmd == "resume":
         return resume(Path(args.verdicts), runs, Path(args.kernelbench))
     if args.cmd == "status":
         return status(runs)
-    for name in CONFIGS:  # a configuration not generated on this checkout keeps its committed tasks
+    for name in CONFIGS if not args.fresh else ():  # one not generated here keeps its committed tasks
         seed_from_results(run_dir(runs, name), name, RESULTS)
     return write_report(runs, list(CONFIGS), Path(args.out_dir))
 

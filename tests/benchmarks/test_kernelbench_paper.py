@@ -330,6 +330,10 @@ def test_a_fresh_checkout_generates_only_the_tasks_the_committed_results_lack(
     assert read_jsonl(run / "results.jsonl") == []
     assert paper.seed_from_results(runs / "naive_agent", "naive_agent", committed) == 0
     assert not (runs / "naive_agent").exists()
+    # a rerun on today's pipeline (--fresh) takes nothing from the committed results
+    assert paper.generate(["repaired_agent_n8"], tmp_path / "rerun", kernelbench_dir, None) == 0
+    assert not (tmp_path / "rerun" / "repaired_agent_n8" / "results.jsonl").exists()
+    assert "--out" in calls[-1] and "--resume" not in calls[-1]
 
 
 def test_report_on_a_fresh_checkout_keeps_the_committed_tasks_of_every_configuration(
