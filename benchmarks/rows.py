@@ -68,16 +68,38 @@ def jobs(rows: dict[str, list[Path]]) -> tuple[list[dict[str, Any]], dict[str, d
     return out, ids
 
 
-def judged(pairs: list[tuple[Path, Path]]) -> dict[str, tuple[dict[str, Any], str]]:
+def programs_of(path: Path) -> dict[str, str]:
+    """Job id -> program sha256: from a jobs file (.jsonl), or from a map of them (.json, what `report`
+    writes), so a judged run stays usable once its job files are gone."""
+    if path.suffix == ".json":
+        return json.loads(path.read_text())
+    return {j["job_id"]: digest(j) for j in read_jsonl(path)}
+
+
+Judged = list[tuple[Path | dict[str, str], Path]]  # (jobs file or its job id -> sha256 map, verdicts)
+
+
+def judged(pairs: Judged) -> dict[str, tuple[dict[str, Any], str]]:
     """Program sha256 -> its verdict and the verdicts file that holds it, from (jobs, verdicts) pairs of
     runs; a later pair's verdict of the same program replaces an earlier one's."""
     found: dict[str, tuple[dict[str, Any], str]] = {}
     for jobs_path, verdicts_path in pairs:
-        codes = {j["job_id"]: digest(j) for j in read_jsonl(jobs_path)}
+        codes = jobs_path if isinstance(jobs_path, dict) else programs_of(jobs_path)
         for verdict in read_jsonl(verdicts_path):
             if verdict.get("job_id") in codes:
                 found[codes[verdict["job_id"]]] = (verdict, verdicts_path.name)
     return found
+
+
+def judged_programs(pairs: Judged) -> dict[str, dict[str, str]]:
+    """Per verdicts file, job id -> program sha256 of the jobs it judged: with the verdicts committed, the
+    table regenerates from the repository alone (`report --judged-from`)."""
+    out: dict[str, dict[str, str]] = {}
+    for jobs_path, verdicts_path in pairs:
+        codes = jobs_path if isinstance(jobs_path, dict) else programs_of(jobs_path)
+        ids = {v.get("job_id") for v in read_jsonl(verdicts_path)}
+        out.setdefault(str(verdicts_path), {}).update({k: v for k, v in codes.items() if k in ids})
+    return out
 
 
 def _cell(found: tuple[dict[str, Any], str] | None) -> dict[str, Any]:
@@ -201,9 +223,27 @@ def main(argv: list[str] | None = None) -> int:
     j.add_argument("--row", action="append", required=True, help="NAME=JOBS.jsonl[,MORE.jsonl] (later wins)")
     j.add_argument("--jobs", type=Path, required=True)
     r = sub.add_parser("report", help="the table from the verdicts")
-    r.add_argument("--rows", type=Path, required=True, help="the jobs file `jobs` wrote (ids beside it)")
-    r.add_argument("--judged", action="append", required=True, help="JOBS.jsonl=VERDICTS.jsonl of a run")
-    r.add_argument("--out", type=Path, help="write summary.md and summary.json into this folder")
+    r.add_argument(
+        "--rows",
+        type=Path,
+        required=True,
+        help="the jobs file `jobs` wrote, or the programs.json `report` wrote",
+    )
+    r.add_argument("--ids", type=Path, help="the rows' task -> job id (default: beside --rows, .ids.json)")
+    r.add_argument(
+        "--judged",
+        action="append",
+        default=[],
+        help="JOBS.jsonl=VERDICTS.jsonl of a run (or JOBS: a .json map)",
+    )
+    r.add_argument(
+        "--judged-from", type=Path, help="the judged.json an earlier report wrote: all of its runs"
+    )
+    r.add_argument(
+        "--out",
+        type=Path,
+        help="write summary.md, summary.json, programs.json and judged.json into this folder",
+    )
     args = parser.parse_args(argv)
     if args.cmd == "jobs":
         rows = {}
@@ -216,10 +256,15 @@ def main(argv: list[str] | None = None) -> int:
         args.jobs.with_suffix(".ids.json").write_text(json.dumps(ids, indent=1) + "\n")
         print(f"{len(lines)} jobs -> {args.jobs}; ids -> {args.jobs.with_suffix('.ids.json')}")
         return 0
-    pairs = [tuple(Path(p) for p in spec.split("=", 1)) for spec in args.judged]
-    found = judged(pairs)
-    programs = {j["job_id"]: digest(j) for j in read_jsonl(args.rows)}
-    summary = summarise(programs, found, json.loads(args.rows.with_suffix(".ids.json").read_text()))
+    pairs: Judged = []
+    if args.judged_from:
+        pairs += [(codes, Path(v)) for v, codes in json.loads(args.judged_from.read_text()).items()]
+    pairs += [(Path(j), Path(v)) for j, v in (spec.split("=", 1) for spec in args.judged)]
+    if not pairs:
+        parser.error("report needs --judged or --judged-from")
+    programs = programs_of(args.rows)
+    ids = json.loads((args.ids or args.rows.with_suffix(".ids.json")).read_text())
+    summary = summarise(programs, judged(pairs), ids)
     gpus = sorted({c["gpu"] for row in summary["table"].values() for c in row.values() if c.get("gpu")})
     device = ", ".join(gpus) or "?"
     text = markdown(summary, device)
@@ -227,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "summary.md").write_text(text)
         (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+        used = {job for row in ids.values() for job in row.values()}
+        rows_programs = {job: sha for job, sha in sorted(programs.items()) if job in used}
+        (args.out / "programs.json").write_text(json.dumps(rows_programs, indent=1) + "\n")
+        (args.out / "rows.ids.json").write_text(json.dumps(ids, indent=1) + "\n")
+        (args.out / "judged.json").write_text(json.dumps(judged_programs(pairs), indent=1) + "\n")
     sys.stdout.write(text)
     return 0
 

@@ -99,3 +99,28 @@ def test_the_ceiling_is_the_speedup_with_the_custom_kernels_free() -> None:
     summary = summarise({job: job for job in cells}, found, ids)
     assert summary["counts"]["model"]["ceiling_by_level"]["L2"] == pytest.approx(1.5)
     assert "if those kernels took no time (the rest is PyTorch's): L2 1.50x" in markdown(summary, "a GPU")
+
+
+def test_a_report_regenerates_from_what_it_wrote_once_the_job_files_are_gone(tmp_path: Path) -> None:
+    """report --out writes the rows' program hashes and each verdicts file's judged hashes; a second report
+    from those alone (the jobs files deleted) is the same table."""
+    from benchmarks.rows import main
+
+    sent = _write(tmp_path / "rows.jsonl", [_job("ir:L2/A|A/r0s0", "a"), _job("ir:L3/B|B/r0s0", "b")])
+    (tmp_path / "rows.ids.json").write_text(
+        json.dumps({"model": {"L2/A": "ir:L2/A|A/r0s0", "L3/B": "ir:L3/B|B/r0s0"}})
+    )
+    run = _write(tmp_path / "run.jsonl", [_job("run:L2/A|A/r0s0", "a")])  # the same program, judged earlier
+    judged_in = _write(
+        tmp_path / "run.verdicts.jsonl",
+        [{"job_id": "run:L2/A|A/r0s0", "verdict": "correct", "counted": "strict", "speedup_eager": 1.5}],
+    )
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main(["report", "--rows", str(sent), "--judged", f"{run}={judged_in}", "--out", str(first)]) == 0
+    sent.unlink()
+    run.unlink()
+    again = ["report", "--rows", str(first / "programs.json"), "--ids", str(first / "rows.ids.json")]
+    assert main([*again, "--judged-from", str(first / "judged.json"), "--out", str(second)]) == 0
+    assert (second / "summary.md").read_text() == (first / "summary.md").read_text()
+    assert "| L2/A | correct | 1.50x |" in (second / "summary.md").read_text()
+    assert "| L3/B | not judged |" in (second / "summary.md").read_text()
