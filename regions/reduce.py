@@ -52,8 +52,8 @@ REDUCE_OPS = {
 # Index reductions: the skeleton keeps the best value and its index (int64 out); the body compares and keeps.
 INDEX_OPS = {"torch.argmax": ("-INFINITY", ">", "largest"), "torch.argmin": ("INFINITY", "<", "smallest")}
 # Scans (one thread per row too, out(k) written in order): the carry and its start are the skeleton's.
-_SCAN = {"torch.cumsum": ("0.0f", "sum"), "torch.cumprod": ("1.0f", "product")}
-_ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm", *_SCAN}  # write out(k)
+SCAN = {"torch.cumsum": ("0.0f", "sum"), "torch.cumprod": ("1.0f", "product")}
+_ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm", *SCAN}  # write out(k)
 # Ops whose meaning subtracts the row's largest value before exp (exp of an input past ~88 overflows): the
 # skeleton computes it, so a body cannot leave it out (measured: a softmax body that used its max before
 # defining it came back three rounds running). A softmax's denominator is the skeleton's too (measured on
@@ -212,8 +212,8 @@ def _statistics(region: Region, step: Step, xn: str, length: int) -> list[str]:
     """The lines the skeleton computes before the body, from what the op means: a scan's carry, a
     softmax's row max and denominator, a layer norm's mean and 1/std, a variance's divisor and row mean."""
     lines: list[str] = []
-    if step.target in _SCAN:
-        start, what = _SCAN[step.target]
+    if step.target in SCAN:
+        start, what = SCAN[step.target]
         lines.append(
             f"        float carry = {start};  // the running {what}: fold {xn}(k) in, then out(k) = carry"
         )

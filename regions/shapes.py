@@ -20,10 +20,12 @@ and the loaded values:
   row folds it, thread 0 runs the body on the finished value (regions.block_fold).
 - each_row (a softmax, log_softmax or layer norm over contiguous elements): a warp or a block per row
   shares the statistics and the loop over k (regions.each_row).
+- block_scan (a cumsum or cumprod over long rows): a block a row in contiguous chunks, the body run twice
+  (for the chunk's total, then from its carry) (regions.block_scan).
 - split_row and split_fold (those two where rows are too few to fill the GPU): each row shared by several
   blocks, whose results the row's last block combines (regions.row_parts).
-Products with a bias or an epilogue, row-wise reductions over strided elements, scans and maps of other
-sizes have no other shape yet.
+Products with a bias or an epilogue, row-wise reductions over strided elements, short scans and maps of
+other sizes have no other shape yet.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from regions.block_fold import ROW_THREADS, block_fold, split_fold
+from regions.block_scan import block_scan
 from regions.check import check
 from regions.each_row import BLOCK, WIDE, each_row
 from regions.library import PRELUDE
@@ -59,7 +62,7 @@ MAX_BLOCKS = 1 << 20  # the vector shape strides over its grid, as the first con
 FIRST = "first"  # the first contract's shape: one thread per output element or row
 TILED, BLOCKED, SPLIT, DOT = "tiled", "blocked", "split", "dot"
 VECTOR4, BLOCK_ROW, BLOCK_FOLD = "vector4", "block_row", "block_fold"
-SPLIT_ROW, SPLIT_FOLD, EACH_ROW = "split_row", "split_fold", "each_row"
+SPLIT_ROW, SPLIT_FOLD, EACH_ROW, BLOCK_SCAN = "split_row", "split_fold", "each_row", "block_scan"
 _MEMORY = re.compile(r"\bp_\w+")  # the kernel's pointers: p_out, p_A, ...
 
 
@@ -313,6 +316,13 @@ SHAPES: tuple[Shape, ...] = (
         "the row's statistics over its threads, then each thread writes out(k) for its own strided k",
         each_row,
     ),
+    Shape(
+        BLOCK_SCAN,
+        "reduce",
+        f"a block of {ROW_THREADS} threads per row of a cumsum or cumprod, each thread scanning a contiguous "
+        "chunk from the carry of the chunks before it (the framework scans the chunks' totals)",
+        block_scan,
+    ),
 )
 BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
 
@@ -323,7 +333,7 @@ BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
 # 1.00-1.10x the first contract on 18 of 18 maps, strictly correct (the H200, the model's bodies).
 RULED: dict[str, tuple[str, ...]] = {
     "contraction": (DOT, SPLIT, BLOCKED),
-    "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW),
+    "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW, BLOCK_SCAN),
     "map": (VECTOR4,),
 }
 
