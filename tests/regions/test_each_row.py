@@ -8,34 +8,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from one_op import one_line, parts, ruled_program, strictly_correct_on_gpu
 
-from evaluator.problem import load_problems, problem_from_dict
+from evaluator.problem import load_problems
 from regions.check import check
 from regions.each_row import each_row
-from regions.export import Written, export_program, region_markers
 from regions.model import RegionError
-from regions.offering import choose, contracted, cut
 from regions.rules import rule_body
 from regions.shapes import EACH_ROW, ruled_launch
-from regions.trace import trace_problem
 
 
 def _problem(expr: str, shape: tuple[int, ...]):
-    source = (
-        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        f"        return {expr}\n\n\ndef get_inputs():\n    return [torch.randn{shape} * 4.0]\n\n\n"
-        "def get_init_inputs():\n    return []\n"
-    )
-    return problem_from_dict({"name": "rows", "level": 0, "problem_id": 0, "source": source})
-
-
-def _parts(problem, ambition: str = "moderate"):
-    fit, _ = contracted(cut(trace_problem(problem), ambition))
-    return choose(fit, ambition)
+    return one_line(expr, f"torch.randn{shape} * 4.0")
 
 
 def _reduction(problem):
-    return next((r, c) for r, c in _parts(problem) if r.kind == "reduce")
+    return next((r, c) for r, c in parts(problem) if r.kind == "reduce")
 
 
 def test_a_long_softmax_row_takes_a_block_and_its_body_moves_unchanged() -> None:
@@ -78,19 +66,7 @@ def test_a_softmax_over_strided_elements_keeps_one_thread_a_row() -> None:
     ],
 )
 def test_each_row_is_strictly_correct_on_the_gpu(eval_cache: Path, expr: str, shape: tuple[int, ...]) -> None:
-    from evaluator.api import evaluate_many
-    from evaluator.config import EvalConfig
-    from evaluator.jobs import Job
-
     problem = _problem(expr, shape)
-    written = []
-    for region, first in _parts(problem):
-        body = rule_body(region, first)
-        launch = ruled_launch(region, body)
-        assert launch is not None and launch[0] == EACH_ROW
-        written.append(Written(region, launch[1], body))
-    source = export_program(problem, written, "nvrtc")
-    job = Job("each", problem, source, code=source, extracted=True, regions=region_markers(written))
-    config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=5)
-    (verdict,) = evaluate_many([job], config)
-    assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
+    names, written = ruled_program(problem)
+    assert names == [EACH_ROW]
+    strictly_correct_on_gpu(problem, written, eval_cache)

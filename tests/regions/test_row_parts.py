@@ -7,39 +7,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from one_op import one_line, parts, ruled_program, strictly_correct_on_gpu
 
-from evaluator.problem import load_problems, problem_from_dict
+from evaluator.problem import load_problems
 from regions.block_fold import split_fold
 from regions.check import check
-from regions.export import Written, export_program, region_markers
 from regions.model import RegionError
-from regions.offering import choose, contracted, cut
 from regions.row_parts import FEW_ROWS, PARTS_TARGET, parts_of
 from regions.rules import rule_body
 from regions.shapes import BLOCK_ROW, SPLIT_FOLD, SPLIT_ROW, ruled_launch, split_rows
-from regions.trace import trace_problem
 
 DEMO = Path(__file__).resolve().parents[2] / "graph" / "demo_tasks"
 VARIANCE_BODY = "float t1 = reduced + 1e-05f;\nfloat t2 = rsqrtf(t1);"
 
 
-def _parts(problem, ambition: str = "moderate"):
-    fit, _ = contracted(cut(trace_problem(problem), ambition))
-    return choose(fit, ambition)
-
-
 def _resnet_block(kernelbench_dir: Path):
     problem = next(iter(load_problems(kernelbench_dir / "level3", ids=[8])))
-    return problem, _parts(problem)
+    return problem, parts(problem)
 
 
 def _reduction(expr: str, shape: tuple[int, ...]):
-    source = (
-        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-        f"        return {expr}\n\n\ndef get_inputs():\n    return [torch.randn{shape}]\n\n\n"
-        "def get_init_inputs():\n    return []\n"
-    )
-    return problem_from_dict({"name": "rows", "level": 0, "problem_id": 0, "source": source})
+    return one_line(expr, f"torch.randn{shape}")
 
 
 def test_few_long_rows_are_shared_by_enough_blocks_to_fill_the_gpu() -> None:
@@ -72,7 +60,7 @@ def test_a_batch_norms_statistics_split_their_rows_over_blocks(kernelbench_dir: 
 def test_many_rows_keep_a_block_a_row() -> None:
     """Demo task 2's 512 rows fill the GPU a block a row: no split offered, block_row is the ruled one."""
     problem = next(iter(load_problems(DEMO, ids=[2])))
-    region, first = _parts(problem)[1]
+    region, first = parts(problem)[1]
     with pytest.raises(RegionError, match="need no more than a block a row"):
         split_rows(region)
     assert ruled_launch(region, rule_body(region, first))[0] == BLOCK_ROW
@@ -104,21 +92,6 @@ def test_a_batch_norms_shared_statistics_are_strictly_correct_on_the_gpu(
 
 
 def _gpu_correct(problem, shared: list[str], eval_cache: Path) -> None:
-    from evaluator.api import evaluate_many
-    from evaluator.config import EvalConfig
-    from evaluator.jobs import Job
-
-    written, names = [], []
-    for region, first in _parts(problem):
-        body = rule_body(region, first)
-        assert body is not None
-        launch = ruled_launch(region, body)
-        names.append(launch[0] if launch else "first")
-        written.append(Written(region, launch[1] if launch else first, body))
+    names, written = ruled_program(problem)
     assert [n for n in names if n in (SPLIT_ROW, SPLIT_FOLD)] == shared
-    source = export_program(problem, written, "nvrtc")
-    job = Job("rows", problem, source, code=source, extracted=True, regions=region_markers(written))
-    config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=20)
-    (verdict,) = evaluate_many([job], config)
-    assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
-    assert {r["verdict"] for r in verdict["evidence"]["regions"]} == {"correct"}
+    strictly_correct_on_gpu(problem, written, eval_cache, trials=20)
