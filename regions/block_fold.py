@@ -5,7 +5,8 @@ body writes only the steps after it, so the framework may fold the row however i
 threads fold strided shares of the row and combine them in shared memory, in double (a variance first
 combines the row's mean the same way), and thread 0 runs the body on the finished value and stores it.
 Where rows are few and long (a training-mode batch norm's variance: 64 channels of 501,760 elements in
-level 3's ResNet block) the first contract's one thread per row leaves the GPU nearly idle.
+level 3's ResNet block) the first contract's one thread per row leaves the GPU nearly idle; split_fold
+shares each such row over several blocks (regions.row_parts).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from regions.epilogue import split
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.reduce import FOLDS, SPREAD, correction, fold_code
-from regions.row_parts import Partial, gathered, parts_of, scratch, tree
+from regions.row_parts import Partial, gathered, parts_of, row_index, scratch, tree
 from regions.rows import rows_of
 from regions.skeleton import (
     BODY_MARK,
@@ -104,12 +105,7 @@ def _fold_blocks(region: Region, shared: bool) -> Contract:
         code = "\n".join(f"    {line}" for line in fold_code(fold, xn, share).splitlines())
         folded = f"    double result = {start};\n{code}\n    kg_part[kg_t] = result;\n    __syncthreads();\n"
         finish = "        result = kg_part[0];  // the row's fold\n"
-    where = (
-        "    const int64_t i = blockIdx.y, kg_p = blockIdx.x, kg_t = threadIdx.x;  // row i, its part kg_p\n"
-        f"    const int64_t kg_g = kg_p * {ROW_THREADS} + kg_t;  // this thread among the row's {threads}\n"
-        if shared
-        else "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
-    )
+    where = row_index(parts, ROW_THREADS)
     arrays = "".join(f"    __shared__ double {p.array}[{ROW_THREADS}];\n" for p in partials)
     finished = f"        const float reduced = {fold.store};\n" if fold.store != "result" else ""
     head = (

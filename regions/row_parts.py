@@ -39,6 +39,18 @@ class Partial:
     identity: str
 
 
+def row_index(parts: int, threads: int) -> str:
+    """The kernel's first lines: row i and this thread kg_t (and, on shared rows, the row's part kg_p and
+    this thread's place kg_g among the row's parts x threads)."""
+    if parts == 1:
+        return "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
+    every = parts * threads
+    return (
+        "    const int64_t i = blockIdx.y, kg_p = blockIdx.x, kg_t = threadIdx.x;  // row i, its part kg_p\n"
+        f"    const int64_t kg_g = kg_p * {threads} + kg_t;  // this thread among the row's {every}\n"
+    )
+
+
 def scratch(rid: str, rows: int, parts: int, ctype: str, values: int) -> str:
     """The module's scratch (before the kernel): every block's partials, and each row's count of blocks
     that have published."""

@@ -42,7 +42,7 @@ from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.pointwise import preloaded
 from regions.reduce import FOLDS
-from regions.row_parts import Partial, gathered, parts_of, scratch, tree
+from regions.row_parts import Partial, gathered, parts_of, row_index, scratch, tree
 from regions.rows import rows_of
 from regions.skeleton import (
     BODY_MARK,
@@ -198,12 +198,7 @@ def _row_blocks(region: Region, shared: bool) -> Contract:
     kernel = f"region_{region.id}"
     sig = signature_line(kernel, [xn], "out", [], ["n"])
     threads, who = parts * ROW_THREADS, "kg_g" if shared else "kg_t"
-    where = (
-        "    const int64_t i = blockIdx.y, kg_p = blockIdx.x, kg_t = threadIdx.x;  // row i, its part kg_p\n"
-        f"    const int64_t kg_g = kg_p * {ROW_THREADS} + kg_t;  // this thread among the row's {threads}\n"
-        if shared
-        else "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
-    )
+    where = row_index(parts, ROW_THREADS)
     head = (
         f"{PRELUDE}\n{scratch(region.id, rows, parts, 'float', 1) if shared else ''}{sig} {{\n"
         f"    const int64_t R_ALL = {length};  // the whole row\n"
