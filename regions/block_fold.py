@@ -15,7 +15,7 @@ from regions.epilogue import split
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.reduce import FOLDS, SPREAD, correction, fold_code
-from regions.row_parts import Partial, gathered, parts_of, row_index, scratch, tree
+from regions.row_parts import Partial, gathered, row_blocks, scratch, tree
 from regions.rows import rows_of
 from regions.skeleton import (
     BODY_MARK,
@@ -69,13 +69,11 @@ def _fold_blocks(region: Region, shared: bool) -> Contract:
     length, rows = layout.length, layout.rows
     if length < ROW_THREADS:
         raise RegionError(f"{region.id}: rows of {length} elements fill no block of {ROW_THREADS} threads")
-    parts = parts_of(rows, length, ROW_THREADS) if shared else 1
-    if shared and parts < 2:
-        raise RegionError(f"{region.id}: {rows} rows of {length} elements need no more than a block a row")
+    blocks = row_blocks(region.id, rows, length, ROW_THREADS, shared)
     xn = names[x.name]
     kernel = f"region_{region.id}"
     sig = region_signature(kernel, whole.region, names)
-    threads, who = parts * ROW_THREADS, "kg_g" if shared else "kg_t"
+    threads, who = blocks.stride, blocks.thread
     share = f"for (int64_t k = {who}; k < R; k += {threads})"
     start = fold.start.removesuffix("f")
     spread = step.target in SPREAD
@@ -105,11 +103,12 @@ def _fold_blocks(region: Region, shared: bool) -> Contract:
         code = "\n".join(f"    {line}" for line in fold_code(fold, xn, share).splitlines())
         folded = f"    double result = {start};\n{code}\n    kg_part[kg_t] = result;\n    __syncthreads();\n"
         finish = "        result = kg_part[0];  // the row's fold\n"
-    where = row_index(parts, ROW_THREADS)
+    where = blocks.index()
     arrays = "".join(f"    __shared__ double {p.array}[{ROW_THREADS}];\n" for p in partials)
     finished = f"        const float reduced = {fold.store};\n" if fold.store != "result" else ""
+    scratched = scratch(region.id, rows, blocks.parts, "double", len(partials)) if shared else ""
     head = (
-        f"{PRELUDE}\n{scratch(region.id, rows, parts, 'double', len(partials)) if shared else ''}{sig} {{\n"
+        f"{PRELUDE}\n{scratched}{sig} {{\n"
         f"    const int64_t R = {length};  // the reduced length: k in [0, R)\n"
         + arrays
         + where
@@ -118,7 +117,7 @@ def _fold_blocks(region: Region, shared: bool) -> Contract:
         + mean
         + folded
         + tree(partials, "double", ROW_THREADS)
-        + (gathered(region.id, parts, "double", partials, ROW_THREADS) if shared else "")
+        + (gathered(region.id, blocks.parts, "double", partials, ROW_THREADS) if shared else "")
         + ("    double result;\n" if spread and shared else "")
         + (divisor if shared else "")
         + "    if (kg_t == 0) {\n"
@@ -131,7 +130,7 @@ def _fold_blocks(region: Region, shared: bool) -> Contract:
     tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
     roles = role_lines(whole.region, names, whole.notes)
     whose = (
-        f"{parts} blocks of {ROW_THREADS} threads share each"
+        f"{blocks.parts} blocks of {ROW_THREADS} threads share each"
         if shared
         else f"each block of {ROW_THREADS} threads folds one"
     )
@@ -142,9 +141,10 @@ def _fold_blocks(region: Region, shared: bool) -> Contract:
         + (f" and `reduced` is the finished value, {fold.store}" if fold.store != "result" else "")
         + whole.then,
     )
-    launch = launch_info(whole.region, kernel, rows) | {"block": [ROW_THREADS, 1, 1], "grid": [rows, 1, 1]}
-    if shared:
-        launch["grid"] = [parts, rows, 1]
+    launch = launch_info(whole.region, kernel, rows) | {
+        "block": [ROW_THREADS, 1, 1],
+        "grid": blocks.grid(rows),
+    }
     contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(whole.region, names, head, roles)
     contract.reads = whole.reads

@@ -14,7 +14,7 @@ or row_mean and row_rstd) and writes one element. Only rows whose elements are c
 from __future__ import annotations
 
 from regions.library import PRELUDE
-from regions.model import Region, RegionError
+from regions.model import Region, RegionError, Step
 from regions.reduce import EACH, NORMALIZED, STANDARDIZED
 from regions.row_parts import Partial, tree
 from regions.rows import rows_of
@@ -86,7 +86,7 @@ def each_row(region: Region) -> Contract:
     return contract
 
 
-def _statistics(step, xn: str, share: str, threads: int) -> str:
+def _statistics(step: Step, xn: str, share: str, threads: int) -> str:
     """The row's statistics under the names the first contract gives them, each combined over the row's
     threads (the last read of the shared array is fenced before the next combine writes it)."""
     if step.target in NORMALIZED:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from regions.model import RegionError
+
 FEW_ROWS = 264  # fewer rows than this (two blocks an SM of an H100 or H200) leave the GPU idle
 PARTS_TARGET = 1056  # blocks a split aims for: eight blocks of 256 threads an SM
 MIN_SHARE = 64  # the least elements a thread of a shared row reduces
@@ -39,16 +41,54 @@ class Partial:
     identity: str
 
 
-def row_index(parts: int, threads: int) -> str:
-    """The kernel's first lines: row i and this thread kg_t (and, on shared rows, the row's part kg_p and
-    this thread's place kg_g among the row's parts x threads)."""
-    if parts == 1:
-        return "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
-    every = parts * threads
-    return (
-        "    const int64_t i = blockIdx.y, kg_p = blockIdx.x, kg_t = threadIdx.x;  // row i, its part kg_p\n"
-        f"    const int64_t kg_g = kg_p * {threads} + kg_t;  // this thread among the row's {every}\n"
-    )
+@dataclass(frozen=True)
+class RowBlocks:
+    """How a row reduction's blocks cover its rows: `parts` blocks of `threads` threads a row."""
+
+    parts: int
+    threads: int
+
+    @property
+    def shared(self) -> bool:
+        return self.parts > 1
+
+    @property
+    def thread(self) -> str:
+        """This thread's place among its row's threads, as the kernel names it."""
+        return "kg_g" if self.shared else "kg_t"
+
+    @property
+    def stride(self) -> int:
+        """All of a row's threads: a thread's share of the row steps by this."""
+        return self.parts * self.threads
+
+    def index(self) -> str:
+        """The kernel's first lines: row i and this thread kg_t (and, on shared rows, the row's part kg_p
+        and this thread's place kg_g among the row's threads)."""
+        if not self.shared:
+            return (
+                "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's share of it\n"
+            )
+        return (
+            "    const int64_t i = blockIdx.y, kg_p = blockIdx.x, kg_t = threadIdx.x;  "
+            "// row i, its part kg_p\n"
+            f"    const int64_t kg_g = kg_p * {self.threads} + kg_t;  // this thread among the row's "
+            f"{self.stride}\n"
+        )
+
+    def grid(self, rows: int) -> list[int]:
+        return [self.parts, rows, 1] if self.shared else [rows, 1, 1]
+
+
+def row_blocks(rid: str, rows: int, length: int, threads: int, shared: bool) -> RowBlocks:
+    """A block a row, or (`shared`) parts_of blocks a row; RegionError where sharing is asked of rows that
+    need no more than a block each."""
+    if not shared:
+        return RowBlocks(1, threads)
+    parts = parts_of(rows, length, threads)
+    if parts < 2:
+        raise RegionError(f"{rid}: {rows} rows of {length} elements need no more than a block a row")
+    return RowBlocks(parts, threads)
 
 
 def scratch(rid: str, rows: int, parts: int, ctype: str, values: int) -> str:

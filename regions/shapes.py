@@ -42,7 +42,7 @@ from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.pointwise import preloaded
 from regions.reduce import FOLDS
-from regions.row_parts import Partial, gathered, parts_of, row_index, scratch, tree
+from regions.row_parts import Partial, gathered, row_blocks, scratch, tree
 from regions.rows import rows_of
 from regions.skeleton import (
     BODY_MARK,
@@ -189,18 +189,16 @@ def _row_blocks(region: Region, shared: bool) -> Contract:
     length, rows = layout.length, layout.rows
     if length < ROW_THREADS:
         raise RegionError(f"{region.id}: rows of {length} elements fill no block of {ROW_THREADS} threads")
-    parts = parts_of(rows, length, ROW_THREADS) if shared else 1
-    if shared and parts < 2:
-        raise RegionError(f"{region.id}: {rows} rows of {length} elements need no more than a block a row")
+    blocks = row_blocks(region.id, rows, length, ROW_THREADS, shared)
     identity, combine, keep, final = _COMBINE[step.target]
     names = c_names(region)
     xn = names[x.name]
     kernel = f"region_{region.id}"
     sig = signature_line(kernel, [xn], "out", [], ["n"])
-    threads, who = parts * ROW_THREADS, "kg_g" if shared else "kg_t"
-    where = row_index(parts, ROW_THREADS)
+    threads, who = blocks.stride, blocks.thread
+    where = blocks.index()
     head = (
-        f"{PRELUDE}\n{scratch(region.id, rows, parts, 'float', 1) if shared else ''}{sig} {{\n"
+        f"{PRELUDE}\n{scratch(region.id, rows, blocks.parts, 'float', 1) if shared else ''}{sig} {{\n"
         f"    const int64_t R_ALL = {length};  // the whole row\n"
         f"    __shared__ float kg_part[{ROW_THREADS}];\n" + where + f"    float kg_mine = {identity};\n"
         "    if (i < n) {\n"
@@ -216,13 +214,13 @@ def _row_blocks(region: Region, shared: bool) -> Contract:
     tail = (
         f"        kg_mine = {keep};\n    }}\n    kg_part[kg_t] = kg_mine;\n    __syncthreads();\n"
         + tree([partial], "float", ROW_THREADS)
-        + (gathered(region.id, parts, "float", [partial], ROW_THREADS) if shared else "")
+        + (gathered(region.id, blocks.parts, "float", [partial], ROW_THREADS) if shared else "")
         + "    if (kg_t == 0 && i < n) {\n        const float total = kg_part[0];\n"
         f"        p_out[i] = {final};\n    }}\n}}\n"
     )
     roles = role_lines(region, names, {x.name: f" read as {xn}(k), k in [0, R): this thread's share"})
     whose = (
-        f"{parts} blocks of {ROW_THREADS} threads share each"
+        f"{blocks.parts} blocks of {ROW_THREADS} threads share each"
         if shared
         else f"each block of {ROW_THREADS} threads handles one"
     )
@@ -232,9 +230,7 @@ def _row_blocks(region: Region, shared: bool) -> Contract:
         f"thread computes `result` over its share (R elements, read as {xn}(k)) and the framework combines "
         "the threads' results",
     )
-    launch = launch_info(region, kernel, rows) | {"block": [ROW_THREADS, 1, 1], "grid": [rows, 1, 1]}
-    if shared:
-        launch["grid"] = [parts, rows, 1]
+    launch = launch_info(region, kernel, rows) | {"block": [ROW_THREADS, 1, 1], "grid": blocks.grid(rows)}
     contract = Contract(region.id, "reduce", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(region, names, head, roles)
     return contract
