@@ -76,15 +76,14 @@ def programs_of(path: Path) -> dict[str, str]:
     return {j["job_id"]: digest(j) for j in read_jsonl(path)}
 
 
-Judged = list[tuple[Path | dict[str, str], Path]]  # (jobs file or its job id -> sha256 map, verdicts)
+Judged = list[tuple[dict[str, str], Path]]  # (a run's job id -> program sha256, its verdicts file)
 
 
 def judged(pairs: Judged) -> dict[str, tuple[dict[str, Any], str]]:
     """Program sha256 -> its verdict and the verdicts file that holds it, from (jobs, verdicts) pairs of
     runs; a later pair's verdict of the same program replaces an earlier one's."""
     found: dict[str, tuple[dict[str, Any], str]] = {}
-    for jobs_path, verdicts_path in pairs:
-        codes = jobs_path if isinstance(jobs_path, dict) else programs_of(jobs_path)
+    for codes, verdicts_path in pairs:
         for verdict in read_jsonl(verdicts_path):
             if verdict.get("job_id") in codes:
                 found[codes[verdict["job_id"]]] = (verdict, verdicts_path.name)
@@ -95,8 +94,7 @@ def judged_programs(pairs: Judged) -> dict[str, dict[str, str]]:
     """Per verdicts file, job id -> program sha256 of the jobs it judged: with the verdicts committed, the
     table regenerates from the repository alone (`report --judged-from`)."""
     out: dict[str, dict[str, str]] = {}
-    for jobs_path, verdicts_path in pairs:
-        codes = jobs_path if isinstance(jobs_path, dict) else programs_of(jobs_path)
+    for codes, verdicts_path in pairs:
         ids = {v.get("job_id") for v in read_jsonl(verdicts_path)}
         out.setdefault(str(verdicts_path), {}).update({k: v for k, v in codes.items() if k in ids})
     return out
@@ -259,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     pairs: Judged = []
     if args.judged_from:
         pairs += [(codes, Path(v)) for v, codes in json.loads(args.judged_from.read_text()).items()]
-    pairs += [(Path(j), Path(v)) for j, v in (spec.split("=", 1) for spec in args.judged)]
+    pairs += [(programs_of(Path(j)), Path(v)) for j, v in (spec.split("=", 1) for spec in args.judged)]
     if not pairs:
         parser.error("report needs --judged or --judged-from")
     programs = programs_of(args.rows)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rows import digest, jobs, judged, markdown, summarise
+from benchmarks.rows import digest, jobs, judged, markdown, programs_of, summarise
 
 
 def _write(path: Path, lines: list[dict]) -> Path:
@@ -53,10 +53,13 @@ def test_each_row_takes_its_default_programs_and_identical_ones_are_judged_once(
     found = judged(
         [
             (
-                _write(tmp_path / "sent.jsonl", sent),
+                programs_of(_write(tmp_path / "sent.jsonl", sent)),
                 _write(tmp_path / "v.jsonl", [verdict(sent[0]["job_id"], "correct", 0.5)]),
             ),
-            (earlier, _write(tmp_path / "old.jsonl", [verdict("old:L2/Conv|Conv/r0s0", "correct", 2.0)])),
+            (
+                programs_of(earlier),
+                _write(tmp_path / "old.jsonl", [verdict("old:L2/Conv|Conv/r0s0", "correct", 2.0)]),
+            ),
         ]
     )
     summary = summarise({j["job_id"]: digest(j) for j in sent}, found, ids)
