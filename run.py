@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -369,6 +370,7 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
         "format": settings["format"],
         "backend": context.backend,
         "evaluator": context.evaluator,
+        "commit": checkout_commit(),
     }
     pairs = [(task_key(t), s) for t in settings["tasks"] for s in settings["strategies"]]
     results, trace = ResultsFile(run_dir.results), TraceFile(run_dir.trace)
@@ -410,6 +412,27 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
         )
     console.print(f"results: {run_dir.results}  trace: {run_dir.trace}", highlight=False)
     return 1 if outcome.failed else 0
+
+
+def checkout_commit() -> str | None:
+    """The commit this checkout is at ("+dirty" with uncommitted changes to tracked files), kept on every
+    results line: a run that spans sessions says which pipeline wrote each task. None outside git."""
+
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["git", *args], cwd=Path(__file__).resolve().parent, capture_output=True, text=True
+        )
+
+    try:
+        head, dirty = (
+            git("rev-parse", "--short=12", "HEAD"),
+            git("status", "--porcelain", "--untracked-files=no"),
+        )
+    except OSError:
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def _size(size: Any) -> str:

@@ -13,7 +13,9 @@ hold, so only unfinished tasks are generated again. One command per phase:
     python -m benchmarks.kernelbench_paper report                  # table + plots in benchmarks/results/
 
 Repeat jobs / evaluate / resume until `status` shows nothing paused. To rerun the experiment on today's
-pipeline rather than continue the committed one, give every command `--fresh --runs runs/paper_rerun`.
+pipeline rather than continue the committed one, give every command `--fresh --runs runs/paper_rerun`: the
+rerun keeps its own committed results (benchmarks/results/paper_rerun/), seeds from them the same way, and
+so spans sessions too. Every results line names the commit that generated it; the table lists them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 KERNELBENCH = REPO.parent / "shared" / "kernelbench"
 PROFILES = REPO / "benchmarks" / "profiles"
 RESULTS = REPO / "benchmarks" / "results" / "paper"
+RERUN = REPO / "benchmarks" / "results" / "paper_rerun"  # the experiment again on today's pipeline (--fresh)
 SEP = "::"
 ALIASES = "job_aliases.json"
 SENT = "sent.jsonl"
@@ -144,10 +147,9 @@ def seed_from_results(run: Path, name: str, results: Path) -> int:
     return len(finished)
 
 
-def generate(names: list[str], runs: Path, kernelbench: Path, results: Path | None = RESULTS) -> int:
+def generate(names: list[str], runs: Path, kernelbench: Path, results: Path = RESULTS) -> int:
     """Start each configuration's run, or continue it (run.py --resume) when its directory exists. A run
-    directory missing on this checkout starts from the tasks the committed results already finished, unless
-    `results` is None (a rerun of the experiment on today's pipeline: every task is generated again)."""
+    directory missing on this checkout starts from the tasks the committed `results` already finished."""
     failed = 0
     for name in names:
         config = CONFIGS[name]
@@ -160,8 +162,7 @@ def generate(names: list[str], runs: Path, kernelbench: Path, results: Path | No
             failed += 1
             continue
         out = run_dir(runs, name)
-        if results is not None:
-            seed_from_results(out, name, results)
+        seed_from_results(out, name, results)
         if (out / "run.json").exists():
             cmd = ["--resume", str(out)]
             if (out / "verdicts.jsonl").exists():  # verdicts handed back earlier continue their graphs
@@ -287,9 +288,9 @@ def split_verdicts(verdicts: Path, runs: Path) -> dict[str, Path]:
     return kept
 
 
-def resume(verdicts: Path, runs: Path, kernelbench: Path) -> int:
+def resume(verdicts: Path, runs: Path, kernelbench: Path, results: Path = RESULTS) -> int:
     """Hand the verdicts back and continue each run they belong to (its next round generates here)."""
-    return generate(list(split_verdicts(verdicts, runs)), runs, kernelbench)
+    return generate(list(split_verdicts(verdicts, runs)), runs, kernelbench, results)
 
 
 def status(runs: Path) -> int:
@@ -319,8 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fresh",
         action="store_true",
-        help="a rerun on today's pipeline: generate every task again and report only what --runs holds, "
-        "seeding nothing from the committed results (give it its own --runs folder)",
+        help=f"a rerun on today's pipeline: every task generated again, its finished tasks kept in {RERUN} "
+        "instead of the paper's committed results (give it its own --runs folder)",
     )
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("generate", help="start or continue runs on this host (CPU)")
@@ -332,23 +333,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("verdicts")
     sub.add_parser("status", help="what is finished and what waits for the GPU host")
     p = sub.add_parser("report", help="the table and plots from the finished runs")
-    p.add_argument("--out-dir", default=str(REPO / "benchmarks" / "results" / "paper"))
+    p.add_argument("--out-dir", help=f"default: {RESULTS}, or {RERUN} with --fresh")
     args = parser.parse_args(argv)
     runs = Path(args.runs)
+    committed = RERUN if args.fresh else RESULTS
     if unknown := [c for c in getattr(args, "configs", []) if c not in CONFIGS]:
         parser.error(f"unknown configuration {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
     if args.cmd == "generate":
-        committed = None if args.fresh else RESULTS
         return generate(list(args.configs) or list(CONFIGS), runs, Path(args.kernelbench), committed)
     if args.cmd == "jobs":
         return gather_jobs(runs, Path(args.out), list(args.configs))
     if args.cmd == "resume":
-        return resume(Path(args.verdicts), runs, Path(args.kernelbench))
+        return resume(Path(args.verdicts), runs, Path(args.kernelbench), committed)
     if args.cmd == "status":
         return status(runs)
-    for name in CONFIGS if not args.fresh else ():  # one not generated here keeps its committed tasks
-        seed_from_results(run_dir(runs, name), name, RESULTS)
-    return write_report(runs, list(CONFIGS), Path(args.out_dir))
+    for name in CONFIGS:  # one not generated here keeps its committed tasks
+        seed_from_results(run_dir(runs, name), name, committed)
+    return write_report(runs, list(CONFIGS), Path(args.out_dir or committed))
 
 
 if __name__ == "__main__":

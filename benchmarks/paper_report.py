@@ -222,6 +222,19 @@ def common_tasks(records: list[dict[str, Any]], curves: dict[str, Any]) -> set[s
     return None if all(s == common for s in sets) else common
 
 
+def generated_at(records: list[dict[str, Any]]) -> str:
+    """Which commit of the pipeline wrote each configuration's tasks (a run spans sessions and commits)."""
+    by_config: dict[str, dict[str, int]] = {}
+    for r in records:
+        commits = by_config.setdefault(r["config"], {})
+        commit = r.get("commit") or "not recorded"
+        commits[commit] = commits.get(commit, 0) + 1
+    return "; ".join(
+        f"{config} " + ", ".join(f"{c}: {n}" for c, n in sorted(commits.items()))
+        for config, commits in sorted(by_config.items())
+    )
+
+
 def markdown(
     rows: list[dict[str, Any]],
     curves: dict[str, Any],
@@ -246,6 +259,8 @@ def markdown(
         f"Model {meta['model']}; GPU {meta['gpu']}; torch {meta['torch']}. Correctness: the evaluator's "
         f"strict verdict ({oracle}); the KernelBench-compatible rate beside it. `tasks` counts the finished "
         "tasks of each configuration.",
+        "",
+        f"Generated at (commit: tasks): {generated_at(records)}.",
         "",
         "| config | level | tasks | correct % | correct (KB) % | KB-correct, no custom work | fast_1 % "
         "| speedup vs eager | speedup vs compile | custom share | tokens / task | s / task |",

@@ -168,6 +168,9 @@ def test_a_sweep_writes_results_trace_and_table(tmp_path, capsys) -> None:
     assert all(r["context"]["ambition"] == "conservative" and r["backend"] == "cpu" for r in results)
     assert all(r["context"]["feedback"] == "naive" and r["context"]["replans"] == 0 for r in results)
     assert all(r["model"]["name"] == "ScriptedBackend" for r in results)
+    git = ["git", "-C", str(Path(run.__file__).parent), "rev-parse", "--short=12", "HEAD"]
+    head = subprocess.run(git, capture_output=True, text=True).stdout
+    assert {r["commit"].removesuffix("+dirty") for r in results} == {head.strip()}  # which pipeline wrote it
     trace = read_jsonl(tmp_path / "run" / "trace.jsonl")
     generations = [e for e in trace if e["kind"] == "node" and e["node"] == "generate"]
     assert generations and all(e["messages"] and e["completion"] for e in generations)

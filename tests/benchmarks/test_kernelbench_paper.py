@@ -330,10 +330,22 @@ def test_a_fresh_checkout_generates_only_the_tasks_the_committed_results_lack(
     assert read_jsonl(run / "results.jsonl") == []
     assert paper.seed_from_results(runs / "naive_agent", "naive_agent", committed) == 0
     assert not (runs / "naive_agent").exists()
-    # a rerun on today's pipeline (--fresh) takes nothing from the committed results
-    assert paper.generate(["repaired_agent_n8"], tmp_path / "rerun", kernelbench_dir, None) == 0
+    # a rerun on today's pipeline (--fresh) seeds from its own committed results, never the paper's
+    rerun = tmp_path / "rerun_committed"
+    monkeypatch.setattr(paper, "RESULTS", committed)
+    monkeypatch.setattr(paper, "RERUN", rerun)
+    fresh = ["--fresh", "--runs", str(tmp_path / "rerun"), "--kernelbench", str(kernelbench_dir), "generate"]
+    assert paper.main([*fresh, "repaired_agent_n8"]) == 0
     assert not (tmp_path / "rerun" / "repaired_agent_n8" / "results.jsonl").exists()
     assert "--out" in calls[-1] and "--resume" not in calls[-1]
+    _write(rerun / "results.jsonl", [finished[1]])
+    assert paper.main([*fresh, "naive_agent"]) == 0
+    assert not (tmp_path / "rerun" / "naive_agent").exists()  # the rerun has none of naive_agent's yet
+    # a later session (its run directory missing): the rerun's committed finished task is kept
+    assert paper.main([*fresh, "repaired_agent_n8"]) == 0
+    assert [r["task"] for r in read_jsonl(tmp_path / "rerun" / "repaired_agent_n8" / "results.jsonl")] == [
+        finished[1]["task"]
+    ]
 
 
 def test_report_on_a_fresh_checkout_keeps_the_committed_tasks_of_every_configuration(
@@ -391,3 +403,15 @@ def test_every_setup_runs_in_both_formats_and_the_report_sets_them_side_by_side(
     assert "| zero_shot | all | 1 / 1 | 0 / 100 | 0 / 100 | 0 / 1 | 0 / 100 | - / 1.50x |" in table
     assert "| task | zero_shot |\n|---|---|\n| L1/a | 1.50 / - |" in table  # per task: eager / compile
     assert (out / "formats.png").stat().st_size > 0
+
+
+def test_the_table_says_which_commit_generated_each_configurations_tasks() -> None:
+    records = [
+        {"config": "zero_shot_regions", "commit": "abc"},
+        {"config": "zero_shot_regions", "commit": "abc"},
+        {"config": "zero_shot_regions", "commit": "def+dirty"},
+        {"config": "no_model_regions"},
+    ]
+    assert report.generated_at(records) == (
+        "no_model_regions not recorded: 1; zero_shot_regions abc: 2, def+dirty: 1"
+    )
