@@ -1,0 +1,109 @@
+"""One table from an A/B run: the same tasks sent in several arms, each job id ending in its arm.
+
+An arm is whatever differs between the copies of a task's job (`/old` and `/ruled`: the program before and
+after a change of launch shape; `/old` and `/new`: the same program judged by the old and the new
+launcher). The arms go to one GPU run, so their timings compare; this reads the verdicts back:
+
+    python -m benchmarks.arms VERDICTS.jsonl [MORE.jsonl ...] --arms old,ruled [--out DIR]
+
+Each cell counts its speedups only where the verdict is strictly correct; a task an arm lacks shows `-`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchmarks.ruled import cell, geomean, task_of
+from graph.runner.jsonl import read_jsonl
+
+
+def by_arm(verdicts: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Task -> arm -> its cell, for every job id ending in `/<arm>` (the last verdict of a job wins)."""
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for verdict in verdicts:
+        job_id = str(verdict.get("job_id", ""))
+        stem, _, arm = job_id.rpartition("/")
+        if arm in arms:
+            table.setdefault(task_of(stem), {})[arm] = cell(verdict)
+    return table
+
+
+def summarise(table: dict[str, dict[str, dict[str, Any]]], arms: list[str]) -> dict[str, Any]:
+    """Per arm: tasks judged, strictly correct, at least 1.05x eager and torch.compile, geomean of the
+    correct over the tasks every arm got right (so the arms' geomeans compare)."""
+    common = [t for t, cells in table.items() if all(cells.get(a, {}).get("strict") for a in arms)]
+    out: dict[str, Any] = {"tasks_every_arm_got_right": len(common)}
+    for arm in arms:
+        cells = [cells[arm] for cells in table.values() if arm in cells]
+        right = [c for c in cells if c["strict"]]
+        out[arm] = {
+            "tasks": len(cells),
+            "strict": len(right),
+            "faster_eager": sum(c["eager"] >= 1.05 for c in right),
+            "faster_compile": sum(c["compile"] >= 1.05 for c in right),
+            "geomean_eager_common": geomean([table[t][arm]["eager"] for t in common]),
+        }
+    return out
+
+
+def markdown(table: dict[str, dict[str, dict[str, Any]]], arms: list[str], device: str) -> str:
+    def x(v: float) -> str:
+        return f"{v:.2f}x" if v else "-"
+
+    head = " | ".join(f"{a}: verdict | x eager | x compile" for a in arms)
+    lines = [
+        f"Measured on {device}; every arm in one run.",
+        "",
+        f"| task | {head} |",
+        "|---|" + "---|" * 3 * len(arms),
+    ]
+    for task in sorted(table):
+        cells = [table[task].get(a) for a in arms]
+        lines.append(
+            f"| {task} | "
+            + " | ".join(
+                f"{c['verdict']} | {x(c['eager'])} | {x(c['compile'])}" if c else "- | - | -" for c in cells
+            )
+            + " |"
+        )
+    summary = summarise(table, arms)
+    lines.append("")
+    for arm in arms:
+        s = summary[arm]
+        gm = f"{s['geomean_eager_common']:.2f}x" if s["geomean_eager_common"] else "-"
+        lines.append(
+            f"- {arm}: {s['strict']} of {s['tasks']} strictly correct; {s['faster_eager']} at least 1.05x "
+            f"eager, {s['faster_compile']} at least 1.05x torch.compile; geomean {gm} eager over the "
+            f"{summary['tasks_every_arm_got_right']} tasks every arm got right"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("verdicts", nargs="+", type=Path)
+    parser.add_argument("--arms", required=True, help="comma-separated job id suffixes, in column order")
+    parser.add_argument("--out", type=Path, help="write summary.md and summary.json into this folder")
+    args = parser.parse_args(argv)
+    arms = [a for a in args.arms.split(",") if a]
+    verdicts = [v for path in args.verdicts for v in read_jsonl(path)]
+    devices = {str((v.get("evidence") or {}).get("gpu") or "") for v in verdicts} - {""}
+    table = by_arm(verdicts, arms)
+    text = markdown(table, arms, ", ".join(sorted(devices)) or "the GPU of the verdicts")
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "summary.md").write_text(text)
+        summary = {"rows": table, **summarise(table, arms)}
+        (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

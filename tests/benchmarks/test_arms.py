@@ -1,0 +1,51 @@
+"""benchmarks.arms: an A/B run's verdicts, read back per task and arm."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import arms
+
+
+def _verdict(job_id: str, verdict: str = "correct", eager: float = 1.0, compile_: float = 1.0) -> dict:
+    counted = "strict" if verdict == "correct" else None
+    return {
+        "job_id": job_id,
+        "verdict": verdict,
+        "counted": counted,
+        "speedup_eager": eager,
+        "speedup_compile": compile_,
+        "evidence": {"gpu": "NVIDIA H100 80GB HBM3"},
+    }
+
+
+def test_each_task_gets_a_cell_per_arm_and_the_geomean_compares_tasks_every_arm_got_right(
+    tmp_path: Path, capsys
+) -> None:  # noqa: ANN001
+    lines = [
+        _verdict("zero_shot:L1/Sum|Sum/r0s0/old", eager=0.5),
+        _verdict("zero_shot:L1/Sum|Sum/r0s0/new", eager=2.0, compile_=1.5),
+        _verdict("zero_shot:L1/Scan|Scan/r0s0/old", eager=1.2),
+        _verdict("zero_shot:L1/Scan|Scan/r0s0/new", verdict="wrong_output", eager=9.0),
+        _verdict("zero_shot:L1/Only|Only/r0s0/new", eager=1.1),
+        _verdict("zero_shot:L1/Sum|Sum/r0s0/other", eager=7.0),  # an arm not asked for
+    ]
+    path = tmp_path / "v.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in lines))
+    assert arms.main([str(path), "--arms", "old,new", "--out", str(tmp_path / "out")]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["tasks_every_arm_got_right"] == 1
+    assert summary["old"] == {
+        "tasks": 2,
+        "strict": 2,
+        "faster_eager": 1,
+        "faster_compile": 0,
+        "geomean_eager_common": 0.5,
+    }
+    assert summary["new"]["strict"] == 2 and summary["new"]["faster_eager"] == 2
+    assert summary["new"]["geomean_eager_common"] == 2.0  # the wrong Scan's 9x counts nowhere
+    text = capsys.readouterr().out
+    assert "| L1/Only | - | - | - | correct | 1.10x | 1.00x |" in text
+    assert "| L1/Scan | correct | 1.20x | 1.00x | wrong_output | - | - |" in text
+    assert "NVIDIA H100 80GB HBM3" in text
