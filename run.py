@@ -416,7 +416,7 @@ def execute(run_dir: Any, settings: dict[str, Any], results_file: Path | None, l
 
 def checkout_commit() -> str | None:
     """The commit this checkout is at ("+dirty" with uncommitted changes to tracked files), kept on every
-    results line: a run that spans sessions says which pipeline wrote each task. None outside git."""
+    results line: a run that spans sessions says which pipeline finished each task. None outside git."""
 
     def git(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(

@@ -223,7 +223,7 @@ def common_tasks(records: list[dict[str, Any]], curves: dict[str, Any]) -> set[s
 
 
 def generated_at(records: list[dict[str, Any]]) -> str:
-    """Which commit of the pipeline wrote each configuration's tasks (a run spans sessions and commits)."""
+    """Which commit of the pipeline finished each configuration's tasks (a run spans sessions and commits)."""
     by_config: dict[str, dict[str, int]] = {}
     for r in records:
         commits = by_config.setdefault(r["config"], {})
@@ -260,7 +260,8 @@ def markdown(
         f"strict verdict ({oracle}); the KernelBench-compatible rate beside it. `tasks` counts the finished "
         "tasks of each configuration.",
         "",
-        f"Generated at (commit: tasks): {generated_at(records)}.",
+        f"Finished at (commit: tasks; a deferred task finishes when its last round's verdicts come back): "
+        f"{generated_at(records)}.",
         "",
         "| config | level | tasks | correct % | correct (KB) % | KB-correct, no custom work | fast_1 % "
         "| speedup vs eager | speedup vs compile | custom share | tokens / task | s / task |",

@@ -51,7 +51,7 @@ def block_scan(region: Region) -> Contract:
     at = layout.at("(kg_c0 + k)")
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t R_ALL = {length};  // the whole row\n"
-        f"    __shared__ float kg_total[{ROW_THREADS}];\n"
+        f"    __shared__ double kg_total[{ROW_THREADS}];\n"
         "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's chunk of it\n"
         f"    const int64_t kg_chunk = (R_ALL + {ROW_THREADS - 1}) / {ROW_THREADS};\n"
         "    const int64_t kg_c0 = kg_t * kg_chunk < R_ALL ? kg_t * kg_chunk : R_ALL;\n"
@@ -59,7 +59,7 @@ def block_scan(region: Region) -> Contract:
         f"    const int64_t base = {layout.base};\n"
         f"    auto {xn} = [&](int64_t k) -> float {{ return p_{xn}[base + {at}]; }};\n"
         "    // the body, run twice: for the chunk's total (writes to a sink), then from the chunk's carry\n"
-        "    auto kg_scan = [&](float carry, bool kg_store) -> float {\n"
+        "    auto kg_scan = [&](double carry, bool kg_store) -> double {\n"
         "        float kg_sink = 0.0f;\n"
         "        auto out = [&](int64_t k) -> float& {\n"
         f"            return kg_store ? p_out[base + {at}] : kg_sink;\n        }};\n"
@@ -69,9 +69,9 @@ def block_scan(region: Region) -> Contract:
         "        return carry;\n    };\n"
         f"    kg_total[kg_t] = kg_scan({start}, false);\n    __syncthreads();\n"
         "    if (kg_t == 0) {  // each chunk's starting carry: the totals of the chunks before it, in order\n"
-        f"        float kg_run = {start};\n"
+        f"        double kg_run = {start};\n"
         f"        for (int kg_j = 0; kg_j < {ROW_THREADS}; ++kg_j) {{\n"
-        "            const float kg_here = kg_total[kg_j];\n"
+        "            const double kg_here = kg_total[kg_j];\n"
         f"            kg_total[kg_j] = kg_run;\n            kg_run = {_RULE[step.target]};\n"
         "        }\n    }\n    __syncthreads();\n    kg_scan(kg_total[kg_t], true);\n}\n"
     )

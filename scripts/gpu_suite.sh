@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and GPU benchmark of the project, for the device machine (H200):
-#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|kinds|fusion|judge|overhead|all]
+#   scripts/gpu_suite.sh [suite|suite_regions|corpus|regions|alone|regions_kb|shapes|baseline|profiles|throughput|paper|kinds|fusion|judge|overhead|launcher|all]
 #   (default: suite)
 # Logs and results go to $OUT (device) or out/gpu_suite (elsewhere). Needs ../shared/kernelbench and
 # ../shared/samples; on the device they travel as .device/evaluator/shared (carry it) and are linked here.
@@ -198,6 +198,30 @@ run_overhead() {
   # a region kernel's host cost per call against torch.relu's (benchmarks/launch_overhead.py; seconds)
   "$PY" -m benchmarks.launch_overhead --out "$OUT/launch_overhead.json" 2>&1 | tail -20 > "$OUT/overhead.log"
 }
+run_launcher() {
+  # the region launcher before and after a change, one call: the launcher's GPU tests, its host cost per
+  # call (benchmarks/launch_overhead.py) in this tree and in an older one, then each KG_LAUNCHER_JOBS file
+  # judged by this tree and by the older one (job ids ending /new and /old; read back with
+  # python -m benchmarks.arms). The older tree: git archive OLD evaluator regions benchmarks/__init__.py
+  # benchmarks/launch_overhead.py | tar -x -C .device/old   (carry .device)
+  local old="${KG_OLD_TREE:-.device/old}" jobs name
+  "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/evaluator/regions/test_launch.py 2>&1 | tail -15 \
+    > "$OUT/launcher_tests.log"
+  "$PY" -m benchmarks.launch_overhead --out "$OUT/overhead_new.json" > "$OUT/overhead.log" 2>&1
+  (cd "$old" && PYTHONPATH="$PWD" "$PY" -m benchmarks.launch_overhead --out "$OUT/overhead_old.json") \
+    >> "$OUT/overhead.log" 2>&1
+  for jobs in ${KG_LAUNCHER_JOBS:-}; do
+    name=$(basename "$jobs" .jsonl)
+    sed 's#"job_id": "\([^"]*\)"#"job_id": "\1/new"#' "$jobs" > "/tmp/$name.new.jsonl"
+    sed 's#"job_id": "\([^"]*\)"#"job_id": "\1/old"#' "$jobs" > "/tmp/$name.old.jsonl"
+    timeout -k 20 --signal=INT "${KG_LAUNCHER_BUDGET_S:-200}" "$PY" -m evaluator run "/tmp/$name.new.jsonl" \
+      --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/launcher_new" --config "$PAPER_CONFIG" 2>&1 \
+      | tr '\r' '\n' | tail -5 >> "$OUT/launcher_judge.log"
+    (cd "$old" && PYTHONPATH="$PWD" timeout -k 20 --signal=INT "${KG_LAUNCHER_BUDGET_S:-200}" "$PY" -m evaluator \
+      run "/tmp/$name.old.jsonl" --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/launcher_old" \
+      --config "$PAPER_CONFIG") 2>&1 | tr '\r' '\n' | tail -5 >> "$OUT/launcher_judge.log"
+  done
+}
 run_throughput() {
   "$PY" -m benchmarks.evaluator_throughput --out-dir "$OUT" --cache-dir "$CACHE/throughput" \
     ${KG_THROUGHPUT_ARGS:-} 2>&1 | tee "$OUT/throughput.log"
@@ -220,6 +244,7 @@ case "$what" in
   fusion) run_fusion ;;
   judge) run_judge ;;
   overhead) run_overhead ;;
+  launcher) run_launcher ;;
   all) run_suite; run_suite_regions; run_corpus; run_baseline; run_profiles; run_throughput ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
 esac

@@ -24,10 +24,11 @@ def test_a_long_cumsum_takes_a_block_a_row_and_runs_the_body_twice() -> None:
     assert check(first, body).ok and check(shaped, body).ok
     assert shaped.launch["block"] == [256, 1, 1] and shaped.launch["grid"] == [128, 1, 1]
     assert (
-        "kg_total[kg_t] = kg_scan(0.0f, false);" in shaped.tail
+        "kg_total[kg_t] = kg_scan(0.0, false);" in shaped.tail
         and "kg_scan(kg_total[kg_t], true);" in shaped.tail
     )
     assert "kg_run = kg_run + kg_here;" in shaped.tail  # a sum's chunks add their totals
+    assert "double carry = 0.0;" in first.head and "double kg_run" in shaped.tail  # carried in double
     assert ruled_launch(region, body) is None  # on the menu, not yet a ruled launch (no GPU has judged it)
     assert BLOCK_SCAN in [s.name for s, _ in shapes_for(region)]
 
@@ -53,3 +54,11 @@ def test_block_scan_is_strictly_correct_on_the_gpu(eval_cache: Path, expr: str, 
     ((region, first),) = parts(problem)
     written = [Written(region, shaped(region, BLOCK_SCAN), rule_body(region, first))]
     strictly_correct_on_gpu(problem, written, eval_cache)
+
+
+@pytest.mark.gpu
+def test_one_thread_a_row_carries_a_long_cumsum_in_double_and_is_strictly_correct(eval_cache: Path) -> None:
+    """The first contract's carry: a float one over 6000 terms was beyond the strict rule (H100)."""
+    problem = one_line("torch.cumsum(x, dim=0)", "torch.randn(6000, 48)")
+    ((region, first),) = parts(problem)
+    strictly_correct_on_gpu(problem, [Written(region, first, rule_body(region, first))], eval_cache)
