@@ -17,7 +17,6 @@ import ctypes
 import functools
 import os
 import re
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,27 +54,15 @@ class RegionKernel:
         if output_dtype not in _OUTPUT_DTYPES:
             raise ValueError(f"{kernel}: a region kernel writes float32 or int64, not {output_dtype}")
         self.output_dtype = _OUTPUT_DTYPES[output_dtype]
+        # one thread per element over a grid-stride loop, unless the shape fixes its blocks and grid
+        self.block = tuple(int(d) for d in block) if block else (THREADS, 1, 1)
+        self.grid = tuple(int(d) for d in grid) if grid else None
         self.n_inputs, self.n_scalars = n_inputs, n_scalars
         self.output_shape = tuple(int(d) for d in output_shape)
         self.count = int(count)
-        # one thread per element over a grid-stride loop, unless the shape fixes its blocks and grid
-        block = tuple(int(d) for d in block) if block else (THREADS, 1, 1)
-        grid = tuple(int(d) for d in grid) if grid else (min(-(-self.count // THREADS), MAX_BLOCKS), 1, 1)
         self.compiled = nvrtc.compile_kernel(source, f"{kernel}.cu", arch=_arch())
         if not self.compiled.ok:
             raise RegionCompileError(f"NVRTC could not compile {kernel}:\n{self.compiled.log}")
-        # A launch-bound model pays the host's part of every call (benchmarks/launch_overhead.py), so what
-        # does not change between calls is built once: the launch dimensions and the argument block, whose
-        # holders each call only refills (under a lock: two threads calling one kernel share them; the
-        # driver copies the arguments at launch).
-        self._dims = tuple(ctypes.c_uint(d) for d in (*grid, *block, 0))
-        self._pointers = [ctypes.c_void_p() for _ in range(n_inputs + 1)]
-        self._scalars = [ctypes.c_float() for _ in range(n_scalars)]
-        holders = [*self._pointers, *self._scalars, ctypes.c_int64(self.count)]
-        # the argument block points into the holders: both live as long as the kernel does
-        self._block = (ctypes.c_void_p * len(holders))(*map(ctypes.addressof, holders))
-        self._holders, self._params = holders, ctypes.cast(self._block, ctypes.c_void_p)
-        self._lock = threading.Lock()
         self._function: ctypes.c_void_p | None = None
         if torch.cuda.is_available():  # the build phase hides the GPU: compiling is all it checks
             _driver()
@@ -84,34 +71,31 @@ class RegionKernel:
         if len(args) != self.n_inputs + self.n_scalars:
             raise TypeError(f"{self.kernel} takes {self.n_inputs} tensors and {self.n_scalars} scalars")
         tensors = [_operand(t, self.kernel, i) for i, t in enumerate(args[: self.n_inputs])]
-        index = tensors[0].get_device() if tensors else torch.cuda.current_device()
+        device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
         fill = torch.zeros if self.zero else torch.empty
-        out = fill(self.output_shape, dtype=self.output_dtype, device=index)
+        out = fill(self.output_shape, dtype=self.output_dtype, device=device)
         if self.count == 0:
             return out
-        if index == torch._C._cuda_getDevice():  # the common case: no device switch to undo
-            self._launch(index, (*tensors, out), args[self.n_inputs :])
+        values: list[Any] = [ctypes.c_void_p(t.data_ptr()) for t in (*tensors, out)]
+        values += [ctypes.c_float(float(s)) for s in args[self.n_inputs :]]
+        values.append(ctypes.c_int64(self.count))
+        params = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
+        if device.index == torch.cuda.current_device():  # the common case: no device switch to undo
+            self._launch(device.index, params)
         else:
-            with torch.cuda.device(index):
-                self._launch(index, (*tensors, out), args[self.n_inputs :])
+            with torch.cuda.device(device):
+                self._launch(device.index, params)
         return out
 
-    def _launch(self, index: int, tensors: Sequence[torch.Tensor], scalars: Sequence[Any]) -> None:
+    def _launch(self, index: int, params: ctypes.Array) -> None:
         """The launch on torch's current stream of device `index` (its raw handle: a Stream object costs
-        microseconds a call, which a launch-bound model pays once per kernel), in the device's primary
-        context, made current once per thread (torch's own calls on that device keep it current)."""
+        microseconds a call, which a launch-bound model pays once per kernel)."""
+        grid = self.grid or (min((self.count + THREADS - 1) // THREADS, MAX_BLOCKS), 1, 1)
         stream = ctypes.c_void_p(torch._C._cuda_getCurrentRawStream(index))
-        driver, function = _driver(), self._load(index)
-        if getattr(_current, "context", None) != index:
-            _check(driver, driver.cuCtxSetCurrent(_context(index)), "cuCtxSetCurrent")
-            _current.context = index
-        with self._lock:
-            for holder, tensor in zip(self._pointers, tensors, strict=True):
-                holder.value = tensor.data_ptr()
-            for holder, scalar in zip(self._scalars, scalars, strict=True):
-                holder.value = float(scalar)
-            result = driver.cuLaunchKernel(function, *self._dims, stream, self._params, None)
-        _check(driver, result, f"launching {self.kernel}")
+        driver = _driver()
+        _check(driver, driver.cuCtxSetCurrent(_context(index)), "cuCtxSetCurrent")
+        launch_args = (*grid, *self.block, 0, stream, ctypes.cast(params, ctypes.c_void_p), None)
+        _check(driver, driver.cuLaunchKernel(self._load(index), *launch_args), f"launching {self.kernel}")
 
     def _load(self, index: int) -> ctypes.c_void_p:
         """The kernel's function handle, loaded once, in the device's primary context (torch's own)."""
@@ -155,7 +139,6 @@ def load_region_kernel(
 
 
 _OUTPUT_DTYPES = {"float32": torch.float32, "int64": torch.int64}  # values; an index reduction's indices
-_current = threading.local()  # .context: the device whose primary context this thread has made current
 
 
 def _arch() -> str:
