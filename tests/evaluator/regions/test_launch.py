@@ -1,5 +1,5 @@
-"""The region launcher on a GPU: the argument block it builds once is refilled on every call, from any
-thread, and each launch runs in the device's primary context however the thread got there."""
+"""The region launcher on a GPU: every call launches with its own tensors and scalars, from any thread and
+on that thread's stream, in the device's primary context however the thread got there."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def test_every_call_launches_with_its_own_tensors_and_scalars(kernel) -> None:  
 
 @pytest.mark.gpu
 def test_threads_calling_one_kernel_each_get_their_own_result(kernel) -> None:  # noqa: ANN001
-    """A thread that never touched CUDA gets the primary context made current; concurrent calls share
-    the kernel's argument block without mixing their arguments."""
+    """A thread that never touched CUDA gets the primary context made current; concurrent calls of one
+    kernel never mix their arguments."""
     import torch
 
     errors: list[BaseException] = []
