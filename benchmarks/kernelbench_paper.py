@@ -15,7 +15,7 @@ hold, so only unfinished tasks are generated again. One command per phase:
 Repeat jobs / evaluate / resume until `status` shows nothing paused. To rerun the experiment on today's
 pipeline rather than continue the committed one, give every command `--fresh --runs runs/paper_rerun`: the
 rerun keeps its own committed results (benchmarks/results/paper_rerun/), seeds from them the same way, and
-so spans sessions too. Every results line names the commit that generated it; the table lists them.
+so spans sessions too. Every results line names the commit its task finished at; the table lists them.
 """
 
 from __future__ import annotations
