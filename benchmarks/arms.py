@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ruled import cell, geomean, task_of
+from benchmarks.ruled import cell, counts, geomean, task_of
 from graph.runner.jsonl import read_jsonl
 
 
@@ -39,18 +39,13 @@ def summarise(table: dict[str, dict[str, dict[str, Any]]], arms: list[str]) -> d
     out: dict[str, Any] = {"tasks_every_arm_got_right": len(common)}
     for arm in arms:
         cells = [cells[arm] for cells in table.values() if arm in cells]
-        right = [c for c in cells if c["strict"]]
-        out[arm] = {
-            "tasks": len(cells),
-            "strict": len(right),
-            "faster_eager": sum(c["eager"] >= 1.05 for c in right),
-            "faster_compile": sum(c["compile"] >= 1.05 for c in right),
-            "geomean_eager_common": geomean([table[t][arm]["eager"] for t in common]),
-        }
+        out[arm] = counts(cells) | {"geomean_eager_common": geomean([table[t][arm]["eager"] for t in common])}
     return out
 
 
-def markdown(table: dict[str, dict[str, dict[str, Any]]], arms: list[str], device: str) -> str:
+def markdown(
+    table: dict[str, dict[str, dict[str, Any]]], summary: dict[str, Any], arms: list[str], device: str
+) -> str:
     def x(v: float) -> str:
         return f"{v:.2f}x" if v else "-"
 
@@ -70,7 +65,6 @@ def markdown(table: dict[str, dict[str, dict[str, Any]]], arms: list[str], devic
             )
             + " |"
         )
-    summary = summarise(table, arms)
     lines.append("")
     for arm in arms:
         s = summary[arm]
@@ -95,12 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = [v for path in args.verdicts for v in read_jsonl(path)]
     devices = {str((v.get("evidence") or {}).get("gpu") or "") for v in verdicts} - {""}
     table = by_arm(verdicts, arms)
-    text = markdown(table, arms, ", ".join(sorted(devices)) or "the GPU of the verdicts")
+    summary = summarise(table, arms)
+    text = markdown(table, summary, arms, ", ".join(sorted(devices)) or "the GPU of the verdicts")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "summary.md").write_text(text)
-        summary = {"rows": table, **summarise(table, arms)}
-        (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+        (args.out / "summary.json").write_text(json.dumps({"rows": table, **summary}, indent=1) + "\n")
     print(text)
     return 0
 

@@ -222,7 +222,7 @@ def common_tasks(records: list[dict[str, Any]], curves: dict[str, Any]) -> set[s
     return None if all(s == common for s in sets) else common
 
 
-def generated_at(records: list[dict[str, Any]]) -> str:
+def finished_commits(records: list[dict[str, Any]]) -> str:
     """Which commit of the pipeline finished each configuration's tasks (a run spans sessions and commits)."""
     by_config: dict[str, dict[str, int]] = {}
     for r in records:
@@ -261,7 +261,7 @@ def markdown(
         "tasks of each configuration.",
         "",
         f"Finished at (commit: tasks; a deferred task finishes when its last round's verdicts come back): "
-        f"{generated_at(records)}.",
+        f"{finished_commits(records)}.",
         "",
         "| config | level | tasks | correct % | correct (KB) % | KB-correct, no custom work | fast_1 % "
         "| speedup vs eager | speedup vs compile | custom share | tokens / task | s / task |",

@@ -204,7 +204,7 @@ run_launcher() {
   # judged by this tree and by the older one (job ids ending /new and /old; read back with
   # python -m benchmarks.arms). The older tree: git archive OLD evaluator regions benchmarks/__init__.py
   # benchmarks/launch_overhead.py | tar -x -C .device/old   (carry .device)
-  local old="${KG_OLD_TREE:-.device/old}" jobs name
+  local old="${KG_OLD_TREE:-.device/old}" jobs name arm tree
   "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/evaluator/regions/test_launch.py 2>&1 | tail -15 \
     > "$OUT/launcher_tests.log"
   "$PY" -m benchmarks.launch_overhead --out "$OUT/overhead_new.json" > "$OUT/overhead.log" 2>&1
@@ -212,14 +212,13 @@ run_launcher() {
     >> "$OUT/overhead.log" 2>&1
   for jobs in ${KG_LAUNCHER_JOBS:-}; do
     name=$(basename "$jobs" .jsonl)
-    sed 's#"job_id": "\([^"]*\)"#"job_id": "\1/new"#' "$jobs" > "/tmp/$name.new.jsonl"
-    sed 's#"job_id": "\([^"]*\)"#"job_id": "\1/old"#' "$jobs" > "/tmp/$name.old.jsonl"
-    timeout -k 20 --signal=INT "${KG_LAUNCHER_BUDGET_S:-200}" "$PY" -m evaluator run "/tmp/$name.new.jsonl" \
-      --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/launcher_new" --config "$PAPER_CONFIG" 2>&1 \
-      | tr '\r' '\n' | tail -5 >> "$OUT/launcher_judge.log"
-    (cd "$old" && PYTHONPATH="$PWD" timeout -k 20 --signal=INT "${KG_LAUNCHER_BUDGET_S:-200}" "$PY" -m evaluator \
-      run "/tmp/$name.old.jsonl" --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/launcher_old" \
-      --config "$PAPER_CONFIG") 2>&1 | tr '\r' '\n' | tail -5 >> "$OUT/launcher_judge.log"
+    for arm in new old; do  # each arm judged by its own tree's evaluator and launcher
+      tree=$([ "$arm" = new ] && echo "$PWD" || (cd "$old" && pwd))
+      sed "s#\"job_id\": \"\\([^\"]*\\)\"#\"job_id\": \"\\1/$arm\"#" "$jobs" > "/tmp/$name.$arm.jsonl"
+      (cd "$tree" && PYTHONPATH="$tree" timeout -k 20 --signal=INT "${KG_LAUNCHER_BUDGET_S:-200}" "$PY" -m \
+        evaluator run "/tmp/$name.$arm.jsonl" --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/launcher_$arm" \
+        --config "$PAPER_CONFIG") 2>&1 | tr '\r' '\n' | tail -5 >> "$OUT/launcher_judge.log"
+    done
   done
 }
 run_throughput() {

@@ -405,13 +405,13 @@ def test_every_setup_runs_in_both_formats_and_the_report_sets_them_side_by_side(
     assert (out / "formats.png").stat().st_size > 0
 
 
-def test_the_table_says_which_commit_generated_each_configurations_tasks() -> None:
+def test_the_table_says_which_commit_finished_each_configurations_tasks() -> None:
     records = [
         {"config": "zero_shot_regions", "commit": "abc"},
         {"config": "zero_shot_regions", "commit": "abc"},
         {"config": "zero_shot_regions", "commit": "def+dirty"},
         {"config": "no_model_regions"},
     ]
-    assert report.generated_at(records) == (
+    assert report.finished_commits(records) == (
         "no_model_regions not recorded: 1; zero_shot_regions abc: 2, def+dirty: 1"
     )
