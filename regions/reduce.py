@@ -52,10 +52,11 @@ REDUCE_OPS = {
 # Index reductions: the skeleton keeps the best value and its index (int64 out); the body compares and keeps.
 INDEX_OPS = {"torch.argmax": ("-INFINITY", ">", "largest"), "torch.argmin": ("INFINITY", "<", "smallest")}
 # Scans (one thread per row too, out(k) written in order): the carry and its start are the skeleton's. The
-# carry is a double: one float accumulator over a long row is several times less accurate than PyTorch's
-# tree scan, beyond the strict rule's tolerance (a 6000-term cumsum, H100, 2026-12-06), and it costs a
-# memory-bound scan nothing.
-SCAN = {"torch.cumsum": ("0.0", "sum"), "torch.cumprod": ("1.0", "product")}
+# carry is a float, as PyTorch's: its scan along a strided dim is this same loop, one float carried in
+# order, so the first contract matches it bit for bit. A double carry is closer to the exact sum and so
+# further from the float reference: a 6000-term strided cumsum landed 1e-4 off at a value of -6e-4, past
+# KernelBench's atol (H100, 2026-12-06).
+SCAN = {"torch.cumsum": ("0.0f", "sum"), "torch.cumprod": ("1.0f", "product")}
 _ROWWISE = {"torch.softmax", "torch.log_softmax", "torch.nn.functional.layer_norm", *SCAN}  # write out(k)
 # Ops whose meaning subtracts the row's largest value before exp (exp of an input past ~88 overflows): the
 # skeleton computes it, so a body cannot leave it out (measured: a softmax body that used its max before
@@ -218,7 +219,7 @@ def _statistics(region: Region, step: Step, xn: str, length: int) -> list[str]:
     if step.target in SCAN:
         start, what = SCAN[step.target]
         lines.append(
-            f"        double carry = {start};  // the running {what}: fold {xn}(k) in, then out(k) = carry"
+            f"        float carry = {start};  // the running {what}: fold {xn}(k) in, then out(k) = carry"
         )
     if step.target in _SHIFTED:
         lines += [

@@ -38,7 +38,7 @@ def _body(name: str, product: bool) -> str:
 def test_a_loop_in_order_computes_the_scan(task: str, families_dir: Path) -> None:
     problem, region, contract = _scan(families_dir / task)
     product = region.steps[0].target == "torch.cumprod"
-    assert f"double carry = {'1.0' if product else '0.0'};" in contract.head
+    assert f"float carry = {'1.0f' if product else '0.0f'};" in contract.head
     body = _body(region.inputs[0].name, product)
     compiled = check(contract, body)
     assert compiled.ok, compiled.errors
