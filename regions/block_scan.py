@@ -8,7 +8,7 @@ with its writes sent to a sink, which leaves the chunk's total in `carry`; the f
 again from that carry, writing out(k). The body reads the names it read on its first contract (R, x(k),
 out(k), carry), so it moves here unchanged. A scan's sums add in a different order than one thread's (the
 chunks' totals first), as PyTorch's own parallel scan of a contiguous row does. Along a strided dim PyTorch
-carries one float in order, as the first contract does (bit for bit the same); a chunked scan there is more
+carries one float in order, as the first contract does (the same loop); a chunked scan there is more
 accurate than that reference and lands outside KernelBench's atol (a 6000-term cumsum, H100, 2026-12-06),
 so strided rows keep the first contract.
 """
