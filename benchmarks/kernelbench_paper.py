@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.paper_report import REGIONS, write_report
+from benchmarks.paper_report import NO_MODEL_CONFIG, REGIONS, write_report
 from graph.runner.jsonl import read_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def _in_format(setup: Config, fmt: str) -> Config:
 # The framework's own bodies (regions.rules), no model loaded: region contracts only, at the zero-shot
 # preset's ambition. The model's rows beside it show what the model adds on top of the framework.
 NO_MODEL = Config(
-    "no_model" + REGIONS,
+    NO_MODEL_CONFIG,
     ("--preset", "zero-shot", "--set", "writer=rules", "--format", "regions"),
     "no model: every body written by rule from the region's steps, region contracts",
 )

@@ -16,12 +16,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.ruled import geomean
 from evaluator.config import EvalConfig
 from graph.runner.jsonl import read_jsonl
 from graph.runner.report import metrics
 
 KS = (1, 2, 4, 8)
 REGIONS = "_regions"  # the suffix of a setup's region-format configuration (benchmarks.kernelbench_paper)
+NO_MODEL_CONFIG = "no_model" + REGIONS  # the framework's own bodies, no model loaded
+FASTER = 1.05  # issue 27's "faster": at least 5% (a program's speedups move by a few % between runs)
 
 
 def load(runs: Path, configs: list[str]) -> list[dict[str, Any]]:
@@ -176,6 +179,63 @@ def per_task_table(records: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def beside_no_model(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each model configuration on region contracts against the no-model row, on the tasks both finished:
+    what the model adds on top of the framework's own bodies. Strictly correct and at least FASTER x eager
+    in each row; where both are strictly correct, how often the model's program is FASTER x faster or slower
+    than the no-model program (each speedup measured against eager in its own candidate's trials) and the
+    geomean of model over no-model."""
+    by: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in records:
+        by.setdefault(r["config"], {})[r["task"]] = r
+    base = by.get(NO_MODEL_CONFIG, {})
+    rows = []
+    for config in sorted(c for c in by if c.endswith(REGIONS) and c != NO_MODEL_CONFIG and base):
+        pairs = [(by[config][t], base[t]) for t in sorted(set(by[config]) & set(base))]
+        ok = [(bool(m.get("correct_strict")), bool(b.get("correct_strict"))) for m, b in pairs]
+        ratios = [
+            m["speedup_eager"] / b["speedup_eager"]
+            for (m, b), (m_ok, b_ok) in zip(pairs, ok, strict=True)
+            if m_ok and b_ok and m.get("speedup_eager") and b.get("speedup_eager")
+        ]
+
+        def fast(r: dict[str, Any]) -> bool:
+            return bool(r.get("correct_strict")) and (r.get("speedup_eager") or 0) >= FASTER
+
+        rows.append(
+            {
+                "config": config,
+                "tasks": len(pairs),
+                "correct": [sum(m for m, _ in ok), sum(b for _, b in ok)],
+                "correct_only": [sum(m and not b for m, b in ok), sum(b and not m for m, b in ok)],
+                "faster_than_eager": [sum(fast(m) for m, _ in pairs), sum(fast(b) for _, b in pairs)],
+                "model_faster": sum(x >= FASTER for x in ratios),
+                "model_slower": sum(x <= 1 / FASTER for x in ratios),
+                "geomean_model_over_no_model": geomean(ratios),
+            }
+        )
+    return rows
+
+
+def beside_no_model_table(rows: list[dict[str, Any]]) -> list[str]:
+    """beside_no_model as Markdown: each pair of counts is model / no model."""
+    lines = [
+        "| config | tasks both finished | strictly correct | correct in one row only "
+        f"| at least {FASTER}x eager | model's program at least {FASTER}x faster / slower "
+        "| geomean model / no model |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ratio = r["geomean_model_over_no_model"]
+        lines.append(
+            f"| {r['config'].removesuffix(REGIONS)} | {r['tasks']} | {r['correct'][0]} / {r['correct'][1]} "
+            f"| {r['correct_only'][0]} / {r['correct_only'][1]} "
+            f"| {r['faster_than_eager'][0]} / {r['faster_than_eager'][1]} "
+            f"| {r['model_faster']} / {r['model_slower']} | {'-' if ratio is None else f'{ratio:.3f}x'} |"
+        )
+    return lines
+
+
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Probability that k of n candidates (c of them good), drawn without replacement, hold a good one."""
     if k > n:
@@ -294,6 +354,17 @@ def markdown(
             "else its verdict.",
             "",
             *per_task,
+        ]
+    if beside := beside_no_model(records):
+        lines += [
+            "",
+            "## What the model adds: region contracts against the no-model row",
+            "",
+            "On the tasks a model configuration and the no-model row (every body written by rule) both "
+            "finished; each pair of counts is model / no model. Speedups are each program's own, measured "
+            "against eager in its candidate's trials; a ratio within 5% of 1 counts as neither.",
+            "",
+            *beside_no_model_table(beside),
         ]
     if curves:
         lines += [
@@ -420,7 +491,14 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
             (out_dir / "verdicts" / f"{name}.jsonl").write_text("".join(json.dumps(v) + "\n" for v in lines))
     (out_dir / "summary.json").write_text(
         json.dumps(
-            {"meta": meta, "rows": rows, "best_of_n": curves, "best_of_n_common_tasks": common}, indent=1
+            {
+                "meta": meta,
+                "rows": rows,
+                "beside_no_model": beside_no_model(records),
+                "best_of_n": curves,
+                "best_of_n_common_tasks": common,
+            },
+            indent=1,
         )
     )
     (out_dir / "table.md").write_text(markdown(rows, curves, meta, common, records))

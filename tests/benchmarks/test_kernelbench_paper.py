@@ -415,3 +415,29 @@ def test_the_table_says_which_commit_finished_each_configurations_tasks() -> Non
     assert report.finished_commits(records) == (
         "no_model_regions not recorded: 1; zero_shot_regions abc: 2, def+dirty: 1"
     )
+
+
+def test_the_model_rows_are_set_against_the_no_model_row_on_the_tasks_both_finished() -> None:
+    def rec(config: str, task: str, strict: bool, eager: float | None = None) -> dict:
+        return {"config": config, "task": task, "correct_strict": strict, "speedup_eager": eager}
+
+    records = [
+        rec("no_model_regions", "L1/a", True, 1.00),
+        rec("no_model_regions", "L1/b", True, 1.10),
+        rec("no_model_regions", "L2/c", False),
+        rec("no_model_regions", "L2/d", True, 2.00),
+        rec("zero_shot_regions", "L1/a", True, 1.20),  # 1.2x the no-model program
+        rec("zero_shot_regions", "L1/b", True, 1.08),  # within 5%: neither
+        rec("zero_shot_regions", "L2/c", True, 1.50),  # right where the rules were wrong
+        rec("zero_shot_regions", "L3/e", True, 3.00),  # the no-model row has not finished it
+        rec("zero_shot", "L1/a", True, 9.00),  # whole programs are not set against it
+    ]
+    (row,) = report.beside_no_model(records)
+    assert row["config"] == "zero_shot_regions" and row["tasks"] == 3
+    assert row["correct"] == [3, 2] and row["correct_only"] == [1, 0]
+    assert row["faster_than_eager"] == [3, 1]
+    assert (row["model_faster"], row["model_slower"]) == (1, 0)
+    assert row["geomean_model_over_no_model"] == pytest.approx((1.2 * 1.08 / 1.1) ** 0.5)
+    (line,) = report.beside_no_model_table([row])[2:]
+    assert line.startswith("| zero_shot | 3 | 3 / 2 | 1 / 0 | 3 / 1 | 1 / 0 |")
+    assert report.beside_no_model([r for r in records if r["config"] != "no_model_regions"]) == []
