@@ -24,7 +24,7 @@ from graph.runner.report import metrics
 KS = (1, 2, 4, 8)
 REGIONS = "_regions"  # the suffix of a setup's region-format configuration (benchmarks.kernelbench_paper)
 NO_MODEL_CONFIG = "no_model" + REGIONS  # the framework's own bodies, no model loaded
-FASTER = 1.05  # issue 27's "faster": at least 5% (a program's speedups move by a few % between runs)
+FASTER = 1.05  # issue 27's "faster": at least 5% faster
 
 
 def load(runs: Path, configs: list[str]) -> list[dict[str, Any]]:
@@ -199,22 +199,23 @@ def beside_no_model(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if m_ok and b_ok and m.get("speedup_eager") and b.get("speedup_eager")
         ]
 
-        def fast(r: dict[str, Any]) -> bool:
-            return bool(r.get("correct_strict")) and (r.get("speedup_eager") or 0) >= FASTER
-
         rows.append(
             {
                 "config": config,
                 "tasks": len(pairs),
                 "correct": [sum(m for m, _ in ok), sum(b for _, b in ok)],
                 "correct_only": [sum(m and not b for m, b in ok), sum(b and not m for m, b in ok)],
-                "faster_than_eager": [sum(fast(m) for m, _ in pairs), sum(fast(b) for _, b in pairs)],
+                "faster_than_eager": [sum(_fast(m) for m, _ in pairs), sum(_fast(b) for _, b in pairs)],
                 "model_faster": sum(x >= FASTER for x in ratios),
                 "model_slower": sum(x <= 1 / FASTER for x in ratios),
                 "geomean_model_over_no_model": geomean(ratios),
             }
         )
     return rows
+
+
+def _fast(record: dict[str, Any]) -> bool:
+    return bool(record.get("correct_strict")) and (record.get("speedup_eager") or 0) >= FASTER
 
 
 def beside_no_model_table(rows: list[dict[str, Any]]) -> list[str]:
