@@ -88,10 +88,23 @@ class Contract:
         return f"{self.head}\n" + "\n".join(lines) + f"\n{self.tail}"
 
 
+# What the skeletons and launch shapes declare in a kernel's own scope (loop indices, extents, the result
+# and the statistics they keep): an input named like one (`torch.diag(d) @ m`) is renamed, or its accessor
+# would be declared twice.
+SKELETON_LOCALS = frozenset(
+    {"i", "j", "k", "m", "n", "o", "M", "N", "K", "R", "C", "KD", "KH", "KW", "K0", "K_ALL", "K_END", "R_ALL"}
+    | {f"{v}{d}" for v in "kcopqs" for d in "012"}
+    | {"D1", "D2", "D3", "D4", "base", "best", "bt", "carry", "index", "out", "plane", "pooled", "reduced"}
+    | {"rest", "result", "row_max", "row_mean", "row_rstd", "row_sum", "spread_divisor", "total", "tx", "ty"}
+    | {"tile_a", "tile_b"}
+)
+
+
 def c_names(region: Region) -> dict[str, str]:
-    """fx name -> C identifier: inputs keep a sanitised name, step outputs become t1, t2, ..."""
+    """fx name -> C identifier: inputs keep a sanitised name unless the kernel's scope has it already, step
+    outputs become t1, t2, ..."""
     names: dict[str, str] = {}
-    taken = set(HELPERS) | _C_KEYWORDS | {f"t{k}" for k in range(1, len(region.steps) + 1)}
+    taken = set(HELPERS) | _C_KEYWORDS | SKELETON_LOCALS | {f"t{k}" for k in range(1, len(region.steps) + 1)}
     for t in region.inputs:
         base = re.sub(r"\W", "_", t.name).strip("_") or "in"
         base = f"v_{base}" if base[0].isdigit() or base in taken else base

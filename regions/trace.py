@@ -9,16 +9,19 @@ rewritten as `torch.nn.functional.batch_norm`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
 import threading
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch.fx.passes.shape_prop import ShapeProp
+from torch.utils._pytree import tree_leaves
 
 from evaluator.problem import Problem, problem_from_dict
 from regions.branches import Path, feasible, if_converted, trace_paths
@@ -143,6 +146,37 @@ def _autowrap() -> tuple[types.ModuleType, ...]:
 _AUTOWRAP = _autowrap()
 
 
+# Tensor factories whose sizes a forward often takes from its input (`torch.ones(t, t, device=x.device)` for a
+# causal mask, t from x.shape): fx hands them proxies they cannot read, so while tracing each becomes a graph
+# call when an argument is traced, and the shapes pass read the sizes back.
+_FACTORIES = ("ones", "zeros", "full", "empty", "arange", "eye", "linspace")
+
+
+def _factory_call(original: Any) -> Any:
+    @functools.wraps(original)
+    def factory(*args: Any, **kwargs: Any) -> Any:
+        traced = [a for a in tree_leaves((args, kwargs)) if isinstance(a, torch.fx.Proxy)]
+        if traced:
+            return traced[0].tracer.create_proxy("call_function", original, args, kwargs)
+        return original(*args, **kwargs)
+
+    factory.kg_original = original  # type: ignore[attr-defined]
+    return factory
+
+
+@contextlib.contextmanager
+def _traced_factories() -> Iterator[None]:
+    """torch's factories as _factory_call while a trace runs (a nested trace finds them wrapped already)."""
+    originals = {n: getattr(torch, n) for n in _FACTORIES if not hasattr(getattr(torch, n), "kg_original")}
+    try:
+        for name, original in originals.items():
+            setattr(torch, name, _factory_call(original))
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(torch, name, original)
+
+
 class _Tracer(torch.fx.Tracer):
     """Traces through every module except torch.nn ones whose own forward fx cannot trace."""
 
@@ -154,6 +188,10 @@ class _Tracer(torch.fx.Tracer):
         self.conditions: list[tuple[torch.fx.Node, bool]] = []
         # Buffers as graph values too: `self.mask[:t, :t]` with t a traced size slices a proxy, not a tensor.
         self.proxy_buffer_attributes = True
+
+    def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> torch.fx.Graph:
+        with _traced_factories():
+            return super().trace(root, concrete_args)
 
     def to_bool(self, obj: torch.fx.Proxy) -> bool:
         if self.decisions is None:

@@ -13,6 +13,7 @@ from regions.emulate import emulate, small_twin
 from regions.model import Region, Step, TensorInfo
 from regions.offering import offered
 from regions.rules import rule_body
+from regions.skeleton import c_names
 
 # one family task per kind and form: windows, a scan, an index reduction, folds over strided dims, a
 # variance, a softmax, a layer norm, grouped and transposed convolutions, losses' maps and means
@@ -28,6 +29,12 @@ TASKS = [
     "level1/15_Grouped_Conv_2d.py",
     "level1/18_Selu_Activation.py",
     "level2/3_Causal_Attention_Sliced_Mask.py",
+    "level1/22_LogSumExp_Rows.py",
+    "level1/25_Cosine_Similarity_Loss.py",
+    "level1/28_Max_Pool_3d.py",
+    "level1/32_Diagonal_Times_Matrix.py",
+    "level1/36_Argmin_Last_Dim.py",
+    "level2/4_Gemm_GroupNorm_Swish.py",
 ]
 
 
@@ -41,6 +48,14 @@ def test_the_rule_bodies_compile_and_compute_the_region(task: str, families_dir:
         assert check(contract, body).ok, (region.id, body, check(contract, body).errors)
         small = small_twin(problem.source, region)
         assert small is not None and emulate(*small, body).ok, (region.id, body)
+
+
+def test_an_input_named_like_a_skeleton_local_is_renamed(families_dir: Path) -> None:
+    """`torch.diag(d) @ m`: the product's skeleton counts rows in `m`, so the input's accessor is `v_m`."""
+    problem = load_problem(families_dir / "level1/32_Diagonal_Times_Matrix.py")
+    ((region, contract),) = offered(problem.source, "moderate")[0]
+    assert c_names(region)["m"] == "v_m" and "auto v_m = [&]" in contract.head
+    assert check(contract, rule_body(region, contract)).ok
 
 
 def _t(name: str) -> TensorInfo:

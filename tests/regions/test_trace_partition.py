@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluator.problem import Problem, load_problems, problem_from_source, shrink_problem
+from evaluator.problem import Problem, load_problem, load_problems, problem_from_source, shrink_problem
 from regions.__main__ import main
 from regions.model import Region, RegionError
 from regions.partition import offer, partition
@@ -245,3 +245,16 @@ def test_threads_tracing_at_once_all_get_the_graph(kernelbench_dir: Path) -> Non
     with ThreadPoolExecutor(8) as pool:
         counts = set(pool.map(steps, range(24)))
     assert len(counts) == 1
+
+
+def test_a_mask_sized_by_the_input_traces_and_computes_the_model(families_dir: Path) -> None:
+    """`torch.ones(t, t, device=x.device)` with t from x.shape, which fx alone cannot trace: the factory is a
+    graph call while tracing, and torch's own again after."""
+    module = load_module(load_problem(families_dir / "level3/6_Transformer_Block_Small.py"))
+    torch.manual_seed(0)
+    model = module.Model(*module.get_init_inputs()).eval()
+    inputs = module.get_inputs()
+    gm = graph_module(model, inputs)
+    assert any(node.target is torch.ones for node in gm.graph.nodes)
+    torch.testing.assert_close(gm(*inputs), model(*inputs))
+    assert not hasattr(torch.ones, "kg_original")
