@@ -88,6 +88,48 @@ def cross_entropy(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
     return body, [x, target]
 
 
+def nll_loss(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
+    """Log-probabilities of a (N, C) input picked at class-index targets, negated, reduced; as cross_entropy
+    without its log-softmax (the same conditions)."""
+    x, target = a["input"], a["target"]
+    meta = target.meta.get("tensor_meta") if isinstance(target, torch.fx.Node) else None
+    if (
+        meta is None
+        or meta.dtype.is_floating_point
+        or len(traced_shape(x)) != 2
+        or a["weight"] is not None
+        or a["reduction"] not in ("mean", "sum", "none")
+    ):
+        return None
+    reduction = a["reduction"]
+
+    def body(values: list[Any]) -> Any:
+        x, target = values
+        return _reduced(-torch.gather(x, 1, target.unsqueeze(1)).squeeze(1), reduction)
+
+    return body, [x, target]
+
+
+def bce_with_logits(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
+    """(1 - target) * x - log_sigmoid(x), reduced, as ATen computes it; log_sigmoid(x) written out as
+    min(x, 0) - log1p(exp(-|x|)). Without class or positive weights."""
+    if (
+        a["weight"] is not None
+        or a["pos_weight"] is not None
+        or a["reduction"] not in ("mean", "sum", "none")
+        or traced_shape(a["input"]) != traced_shape(a["target"])
+    ):
+        return None
+    reduction = a["reduction"]
+
+    def body(values: list[Any]) -> Any:
+        x, target = values
+        log_sigmoid = torch.clamp_max(x, 0.0) - torch.log1p(torch.exp(-torch.abs(x)))
+        return _reduced((1 - target) * x - log_sigmoid, reduction)
+
+    return body, [a["input"], a["target"]]
+
+
 def triplet_margin(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
     if float(a["p"]) != 2.0 or a["swap"] or a["reduction"] not in ("mean", "sum", "none"):
         return None
@@ -100,6 +142,26 @@ def triplet_margin(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
         return _reduced(torch.clamp_min(near - far + margin, 0.0), reduction)
 
     return body, [a["anchor"], a["positive"], a["negative"]]
+
+
+# ---- norms ------------------------------------------------------------------------------------------------
+
+
+def normalize(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
+    """F.normalize: x over its p-norm along dim, the norm kept at least eps (p = 1 or 2)."""
+    p, dim, eps = float(a["p"]), a["dim"], float(a["eps"])
+    if p not in (1.0, 2.0) or a.get("out") is not None or not isinstance(dim, int):
+        return None
+
+    def body(values: list[Any]) -> Any:
+        x = values[0]
+        if p == 2.0:
+            norm = torch.sqrt(torch.sum(x * x, dim=dim, keepdim=True))
+        else:
+            norm = torch.sum(torch.abs(x), dim=dim, keepdim=True)
+        return x / torch.clamp_min(norm, eps)
+
+    return body, [a["input"]]
 
 
 # ---- attention and einsum ----------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Composite ops rewritten as the ops the loop kinds cover, as TorchInductor's decompositions do.
 
 A batch norm in training mode is a mean and a variance over (N, H, W) and a pointwise step; a group norm
-the same over each group's view; a loss a pointwise step and a mean; attention two products around a
+the same over each group's view; F.normalize a sum over dim and a division; a loss a pointwise step and a
+mean (nll_loss and cross entropy a gather left to PyTorch between them); attention two products around a
 softmax; an einsum of two operands a permuted, reshaped product (those three in regions.composites);
 `torch.max(x, dim)[0]` is `amax`; the moves of regions.moves (a convolution's bias after it, a max
 before the non-decreasing steps that feed it) run in the same passes. Each
@@ -25,8 +26,11 @@ from torch.fx.operator_schemas import normalize_function
 from regions.composites import (
     Rewrite,
     attention,
+    bce_with_logits,
     cross_entropy,
     einsum,
+    nll_loss,
+    normalize,
     pairwise,
     traced_shape,
     triplet_margin,
@@ -260,6 +264,9 @@ _BY_FUNCTION: dict[Any, Callable[[dict[str, Any]], tuple[Rewrite, list[Any]] | N
     F.huber_loss: pairwise("huber"),
     F.smooth_l1_loss: pairwise("smooth_l1"),
     F.cross_entropy: cross_entropy,
+    F.nll_loss: nll_loss,
+    F.binary_cross_entropy_with_logits: bce_with_logits,
+    F.normalize: normalize,
     F.triplet_margin_loss: triplet_margin,
     F.scaled_dot_product_attention: attention,
 }

@@ -1,6 +1,7 @@
-"""Composite ops rewritten as covered ones (norms, losses, attention, einsum, (values, indices) picks): the
-rewritten graph computes what the model computes, on real CPU tensors, and the rewrite yields regions with
-contracts where the composite was kept whole. Arguments a rewrite does not reproduce keep the op whole."""
+"""Composite ops rewritten as covered ones (norms, F.normalize, losses, attention, einsum, (values, indices)
+picks): the rewritten graph computes what the model computes, on real CPU tensors, and the rewrite yields
+regions with contracts where the composite was kept whole. Arguments a rewrite does not reproduce keep the
+op whole."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ FAMILY_TASKS = [
     "level1/13_Scaled_Dot_Product_Attention.py",
     "level1/17_Einsum_Batched_Projection.py",
     "level2/3_Causal_Attention_Sliced_Mask.py",
+    "level1/39_L2_Normalize_Functional.py",
+    "level1/48_BCE_With_Logits.py",
+    "level1/49_NLL_Loss.py",
 ]
 
 
