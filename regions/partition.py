@@ -86,12 +86,15 @@ def _is_epilogue_of(
 ) -> bool:
     """`node` (a map) can extend the group ending at `producer`: a core op of a kind in `fuse`, alone or
     with its epilogue so far, computing a tensor of the node's own shape (the epilogue runs at the core's
-    output elements)."""
+    output elements), and reading none of the core's own operands: the core's skeleton reads those along
+    its loops under their names, so an epilogue could not read one at its output element
+    (`x + hardswish(conv(x))`)."""
     first, last = producer[0], producer[-1]
     return (
         kinds[first.name] in fuse
         and all(kinds[n.name] == "map" for n in producer[1:])
         and tensor_info(last).shape == tensor_info(node).shape == tensor_info(first).shape
+        and not set(node.all_input_nodes) & set(first.all_input_nodes)
     )
 
 

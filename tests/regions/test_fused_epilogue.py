@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.problem import load_problems, problem_from_source, shrink_problem
+from evaluator.problem import load_problem, load_problems, problem_from_source, shrink_problem
 from regions.__main__ import main
 from regions.check import check
 from regions.emulate import emulate
@@ -66,6 +66,18 @@ def test_aggressive_fuses_the_epilogue_into_its_product(kernelbench_dir: Path) -
 def test_a_product_read_twice_keeps_its_epilogue_apart() -> None:
     traced = trace_problem(problem_from_source(SHARED_PRODUCT, name="shared_product"))
     assert [r.kind for r in cut(traced, "aggressive")] == ["contraction", "map"]
+
+
+def test_an_epilogue_reading_the_products_own_operand_stays_apart(families_dir: Path) -> None:
+    """`x + hardswish(conv(x))`: the convolution's skeleton reads x along its loops, so the residual's x
+    cannot be read at the output element in the same kernel: the bias and hardswish fuse, the sum with x
+    is a map after it, and both compile."""
+    problem = load_problem(families_dir / "level2/9_Conv_Hardswish_Residual.py")
+    fit, _ = contracted(cut(trace_problem(problem), "aggressive"))
+    chosen = choose(fit, "aggressive")
+    assert [(r.kind, len(r.steps)) for r, _ in chosen] == [("contraction", 3), ("map", 1)]
+    for region, contract in chosen:
+        assert check(contract, rule_body(region, contract)).ok, region.id
 
 
 ADDMM = """
