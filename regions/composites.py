@@ -130,6 +130,32 @@ def bce_with_logits(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
     return body, [a["input"], a["target"]]
 
 
+def margin_ranking(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
+    """max(0, -target * (input1 - input2) + margin), reduced."""
+    if a["reduction"] not in ("mean", "sum", "none"):
+        return None
+    margin, reduction = float(a["margin"]), a["reduction"]
+
+    def body(values: list[Any]) -> Any:
+        x1, x2, target = values
+        return _reduced(torch.clamp_min(-target * (x1 - x2) + margin, 0.0), reduction)
+
+    return body, [a["input1"], a["input2"], a["target"]]
+
+
+def soft_margin(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
+    """log(1 + exp(-target * input)), reduced, as ATen writes it."""
+    if a["reduction"] not in ("mean", "sum", "none"):
+        return None
+    reduction = a["reduction"]
+
+    def body(values: list[Any]) -> Any:
+        x, target = values
+        return _reduced(torch.log1p(torch.exp(-x * target)), reduction)
+
+    return body, [a["input"], a["target"]]
+
+
 def triplet_margin(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
     if float(a["p"]) != 2.0 or a["swap"] or a["reduction"] not in ("mean", "sum", "none"):
         return None
@@ -164,6 +190,27 @@ def normalize(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
     return body, [a["input"]]
 
 
+def vector_norm(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
+    """torch.linalg.vector_norm and torch.norm of order 2 (or "fro") or 1 over some dims or all: a sum of
+    squares and its root, or a sum of magnitudes. Other orders, and a dtype, stay whole."""
+    order = a.get("ord", a.get("p"))
+    order = 2.0 if order in (None, "fro") else order
+    dim = a.get("dim")
+    if not isinstance(order, int | float) or float(order) not in (1.0, 2.0) or a.get("dtype") is not None:
+        return None
+    if dim is not None and not isinstance(dim, int) and not all(isinstance(d, int) for d in dim):
+        return None
+    keepdim, dims = bool(a.get("keepdim", False)), (dim if dim is None or isinstance(dim, int) else list(dim))
+
+    def body(values: list[Any]) -> Any:
+        x = values[0]
+        magnitude = torch.abs(x) if float(order) == 1.0 else x * x
+        total = torch.sum(magnitude) if dims is None else torch.sum(magnitude, dim=dims, keepdim=keepdim)
+        return total if float(order) == 1.0 else torch.sqrt(total)
+
+    return body, [a["input"] if "input" in a else a["x"]]
+
+
 # ---- attention and einsum ----------------------------------------------------------------------------------
 
 
@@ -185,6 +232,27 @@ def attention(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
         return torch.matmul(torch.softmax(scores, dim=-1), v)
 
     return body, [q, k, a["value"]]
+
+
+def vector_product(node: torch.fx.Node) -> tuple[Rewrite, list[Any]] | None:
+    """torch.matmul with a 1-D operand: the vector as a one-column (or one-row) matrix, the product, the
+    unit dim dropped; the product then has a contract (a matrix times a column is the `dot` shape's)."""
+    if len(node.args) != 2 or node.kwargs:
+        return None
+    a, b = node.args
+    if not all(isinstance(v, torch.fx.Node) and "tensor_meta" in v.meta for v in (a, b)):
+        return None
+    ranks = len(traced_shape(a)), len(traced_shape(b))
+    if 1 not in ranks or ranks == (1, 1):
+        return None
+
+    def body(values: list[Any]) -> Any:
+        x, y = values
+        if ranks[1] == 1:
+            return torch.matmul(x, y.unsqueeze(-1)).squeeze(-1)
+        return torch.matmul(x.unsqueeze(0), y).squeeze(-2)
+
+    return body, [a, b]
 
 
 def einsum(node: torch.fx.Node) -> tuple[Rewrite, list[Any]] | None:

@@ -1,16 +1,17 @@
 """Composite ops rewritten as the ops the loop kinds cover, as TorchInductor's decompositions do.
 
 A batch norm in training mode is a mean and a variance over (N, H, W) and a pointwise step; a group norm
-the same over each group's view; F.normalize a sum over dim and a division; a loss a pointwise step and a
-mean (nll_loss and cross entropy a gather left to PyTorch between them); attention two products around a
-softmax; an einsum of two operands a permuted, reshaped product (those three in regions.composites);
-`torch.max(x, dim)[0]` is `amax`; the moves of regions.moves (a convolution's bias after it, a max
-before the non-decreasing steps that feed it) run in the same passes. Each
-rewrite is a small PyTorch function traced by fx and spliced in place of the composite node, so the steps
-still read as functional PyTorch, and every region the rewrite yields gets a contract of its kind. Shapes
-are those of the traced inputs (KernelBench shapes are fixed), so the caller propagates shapes before and
-after. A node whose arguments fall outside what a rewrite reproduces exactly (dropout, an attention mask,
-class weights, label smoothing) stays as it is, kept for PyTorch.
+the same over each group's view; F.normalize and a vector norm of order 1 or 2 a sum over dim (and a
+root, a division); a product with a 1-D operand the same with the vector as a one-column matrix; a loss a
+pointwise step and a mean (nll_loss and cross entropy a gather left to PyTorch between them); attention
+two products around a softmax; an einsum of two operands a permuted, reshaped product (those in
+regions.composites); `torch.max(x, dim)[0]` is `amax`; the moves of regions.moves (a convolution's bias
+after it, a max before the non-decreasing steps that feed it) run in the same passes. Each rewrite is a
+small PyTorch function traced by fx and spliced in place of the composite node, so the steps still read
+as functional PyTorch, and every region the rewrite yields gets a contract of its kind. Shapes are those of
+the traced inputs (KernelBench shapes are fixed), so the caller propagates shapes before and after. A node
+whose arguments fall outside what a rewrite reproduces exactly (dropout, an attention mask, class weights,
+label smoothing) stays as it is, kept for PyTorch.
 """
 
 from __future__ import annotations
@@ -29,11 +30,15 @@ from regions.composites import (
     bce_with_logits,
     cross_entropy,
     einsum,
+    margin_ranking,
     nll_loss,
     normalize,
     pairwise,
+    soft_margin,
     traced_shape,
     triplet_margin,
+    vector_norm,
+    vector_product,
 )
 from regions.moves import bias_apart, channel_view, pool_first
 
@@ -75,6 +80,8 @@ def _plan(gm: torch.fx.GraphModule, node: torch.fx.Node) -> tuple[Rewrite, list[
         return None
     if node.op == "call_function" and node.target is torch.einsum:
         return einsum(node)
+    if node.op == "call_function" and node.target in (torch.matmul, operator.matmul):
+        return vector_product(node)
     if node.op == "call_function" and node.target in _BY_FUNCTION:
         kwargs = _named(node)
         return None if kwargs is None else _BY_FUNCTION[node.target](kwargs)
@@ -267,6 +274,10 @@ _BY_FUNCTION: dict[Any, Callable[[dict[str, Any]], tuple[Rewrite, list[Any]] | N
     F.nll_loss: nll_loss,
     F.binary_cross_entropy_with_logits: bce_with_logits,
     F.normalize: normalize,
+    F.margin_ranking_loss: margin_ranking,
+    F.soft_margin_loss: soft_margin,
+    torch.linalg.vector_norm: vector_norm,
+    torch.norm: vector_norm,
     F.triplet_margin_loss: triplet_margin,
     F.scaled_dot_product_attention: attention,
 }

@@ -1,7 +1,7 @@
-"""Composite ops rewritten as covered ones (norms, F.normalize, losses, attention, einsum, (values, indices)
-picks): the rewritten graph computes what the model computes, on real CPU tensors, and the rewrite yields
-regions with contracts where the composite was kept whole. Arguments a rewrite does not reproduce keep the
-op whole."""
+"""Composite ops rewritten as covered ones (norms, vector norms, losses, attention, einsum, products of a
+vector, (values, indices) picks): the rewritten graph computes what the model computes, on real CPU
+tensors, and the rewrite yields regions with contracts where the composite was kept whole. Arguments a
+rewrite does not reproduce keep the op whole."""
 
 from __future__ import annotations
 
@@ -28,6 +28,11 @@ FAMILY_TASKS = [
     "level1/39_L2_Normalize_Functional.py",
     "level1/48_BCE_With_Logits.py",
     "level1/49_NLL_Loss.py",
+    "level1/19_Frobenius_Normalize.py",
+    "level1/66_Matrix_Times_Vector_1d.py",
+    "level1/79_Margin_Ranking_Loss.py",
+    "level1/80_Soft_Margin_Loss.py",
+    "level1/82_Vector_Norm.py",
 ]
 
 
