@@ -67,30 +67,16 @@ def cross_entropy(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
     """Class-index targets of a (N, C) input, no class weights or label smoothing: the log-softmax row
     picked at each target, negated, reduced. A target equal to ignore_index (-100 unless set) is not
     skipped but read: such inputs fail the strict check rather than pass unnoticed."""
-    x, target = a["input"], a["target"]
-    meta = target.meta.get("tensor_meta") if isinstance(target, torch.fx.Node) else None
-    if (
-        meta is None
-        or meta.dtype.is_floating_point
-        or len(traced_shape(x)) != 2
-        or a["weight"] is not None
-        or float(a["label_smoothing"]) != 0.0
-        or a["reduction"] not in ("mean", "sum", "none")
-    ):
-        return None
-    reduction = a["reduction"]
-
-    def body(values: list[Any]) -> Any:
-        x, target = values
-        picked = torch.gather(torch.log_softmax(x, dim=1), 1, target.unsqueeze(1)).squeeze(1)
-        return _reduced(-picked, reduction)
-
-    return body, [x, target]
+    return _picked(a, log_softmax_first=True)
 
 
 def nll_loss(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
-    """Log-probabilities of a (N, C) input picked at class-index targets, negated, reduced; as cross_entropy
-    without its log-softmax (the same conditions)."""
+    """Log-probabilities of a (N, C) input picked at class-index targets, negated, reduced: cross_entropy
+    without its log-softmax, on the same conditions."""
+    return _picked(a, log_softmax_first=False)
+
+
+def _picked(a: dict[str, Any], log_softmax_first: bool) -> tuple[Rewrite, list[Any]] | None:
     x, target = a["input"], a["target"]
     meta = target.meta.get("tensor_meta") if isinstance(target, torch.fx.Node) else None
     if (
@@ -98,6 +84,7 @@ def nll_loss(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
         or meta.dtype.is_floating_point
         or len(traced_shape(x)) != 2
         or a["weight"] is not None
+        or float(a.get("label_smoothing", 0.0)) != 0.0
         or a["reduction"] not in ("mean", "sum", "none")
     ):
         return None
@@ -105,7 +92,8 @@ def nll_loss(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
 
     def body(values: list[Any]) -> Any:
         x, target = values
-        return _reduced(-torch.gather(x, 1, target.unsqueeze(1)).squeeze(1), reduction)
+        log_p = torch.log_softmax(x, dim=1) if log_softmax_first else x
+        return _reduced(-torch.gather(log_p, 1, target.unsqueeze(1)).squeeze(1), reduction)
 
     return body, [x, target]
 
