@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ruled import geomean
+from benchmarks.ruled import FASTER, geomean
 from evaluator.config import EvalConfig
 from graph.runner.jsonl import read_jsonl
 from graph.runner.report import metrics
@@ -24,7 +24,6 @@ from graph.runner.report import metrics
 KS = (1, 2, 4, 8)
 REGIONS = "_regions"  # the suffix of a setup's region-format configuration (benchmarks.kernelbench_paper)
 NO_MODEL_CONFIG = "no_model" + REGIONS  # the framework's own bodies, no model loaded
-FASTER = 1.05  # issue 27's "faster": at least 5% faster
 
 
 def load(runs: Path, configs: list[str]) -> list[dict[str, Any]]:
@@ -188,9 +187,11 @@ def beside_no_model(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by: dict[str, dict[str, dict[str, Any]]] = {}
     for r in records:
         by.setdefault(r["config"], {})[r["task"]] = r
-    base = by.get(NO_MODEL_CONFIG, {})
+    base = by.get(NO_MODEL_CONFIG)
+    if not base:
+        return []
     rows = []
-    for config in sorted(c for c in by if c.endswith(REGIONS) and c != NO_MODEL_CONFIG and base):
+    for config in sorted(c for c in by if c.endswith(REGIONS) and c != NO_MODEL_CONFIG):
         pairs = [(by[config][t], base[t]) for t in sorted(set(by[config]) & set(base))]
         ok = [(bool(m.get("correct_strict")), bool(b.get("correct_strict"))) for m, b in pairs]
         ratios = [
@@ -198,7 +199,6 @@ def beside_no_model(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for (m, b), (m_ok, b_ok) in zip(pairs, ok, strict=True)
             if m_ok and b_ok and m.get("speedup_eager") and b.get("speedup_eager")
         ]
-
         rows.append(
             {
                 "config": config,
@@ -302,6 +302,7 @@ def markdown(
     meta: dict[str, Any],
     common: dict[str, Any],
     records: list[dict[str, Any]],
+    beside: list[dict[str, Any]],
 ) -> str:
     def fmt(v: float | None, spec: str = ".2f", unit: str = "x") -> str:
         return "-" if v is None else f"{v:{spec}}{unit}"
@@ -356,7 +357,7 @@ def markdown(
             "",
             *per_task,
         ]
-    if beside := beside_no_model(records):
+    if beside:
         lines += [
             "",
             "## What the model adds: region contracts against the no-model row",
@@ -483,6 +484,7 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
     rows, curves = table_rows(records), best_of_n(records)
     shared = common_tasks(records, curves)
     common = best_of_n([r for r in records if r["task"] in shared]) if shared else {}
+    beside = beside_no_model(records)
     by_config = verdicts(runs, configs)
     meta = measured_on([v for lines in by_config.values() for v in lines], records)
     (out_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -495,14 +497,14 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
             {
                 "meta": meta,
                 "rows": rows,
-                "beside_no_model": beside_no_model(records),
+                "beside_no_model": beside,
                 "best_of_n": curves,
                 "best_of_n_common_tasks": common,
             },
             indent=1,
         )
     )
-    (out_dir / "table.md").write_text(markdown(rows, curves, meta, common, records))
+    (out_dir / "table.md").write_text(markdown(rows, curves, meta, common, records, beside))
     plots(rows, curves, common, out_dir)
     print((out_dir / "table.md").read_text())
     return 0

@@ -161,6 +161,14 @@ def triplet_margin(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
 # ---- norms ------------------------------------------------------------------------------------------------
 
 
+def _p_norm(x: Any, order: float, dim: Any = None, keepdim: bool = False) -> Any:
+    """The 1- or 2-norm over `dim` (every element where None): the magnitudes summed, or the squares
+    summed and their root."""
+    magnitude = torch.abs(x) if order == 1.0 else x * x
+    total = torch.sum(magnitude) if dim is None else torch.sum(magnitude, dim=dim, keepdim=keepdim)
+    return total if order == 1.0 else torch.sqrt(total)
+
+
 def normalize(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
     """F.normalize: x over its p-norm along dim, the norm kept at least eps (p = 1 or 2)."""
     p, dim, eps = float(a["p"]), a["dim"], float(a["eps"])
@@ -169,18 +177,14 @@ def normalize(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
 
     def body(values: list[Any]) -> Any:
         x = values[0]
-        if p == 2.0:
-            norm = torch.sqrt(torch.sum(x * x, dim=dim, keepdim=True))
-        else:
-            norm = torch.sum(torch.abs(x), dim=dim, keepdim=True)
-        return x / torch.clamp_min(norm, eps)
+        return x / torch.clamp_min(_p_norm(x, p, dim, keepdim=True), eps)
 
     return body, [a["input"]]
 
 
 def vector_norm(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
-    """torch.linalg.vector_norm and torch.norm of order 2 (or "fro") or 1 over some dims or all: a sum of
-    squares and its root, or a sum of magnitudes. Other orders, and a dtype, stay whole."""
+    """torch.linalg.vector_norm and torch.norm of order 2 (or "fro") or 1 over some dims or all. Other
+    orders, and a dtype, stay whole."""
     order = a.get("ord", a.get("p"))
     order = 2.0 if order in (None, "fro") else order
     dim = a.get("dim")
@@ -191,10 +195,7 @@ def vector_norm(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
     keepdim, dims = bool(a.get("keepdim", False)), (dim if dim is None or isinstance(dim, int) else list(dim))
 
     def body(values: list[Any]) -> Any:
-        x = values[0]
-        magnitude = torch.abs(x) if float(order) == 1.0 else x * x
-        total = torch.sum(magnitude) if dims is None else torch.sum(magnitude, dim=dims, keepdim=keepdim)
-        return total if float(order) == 1.0 else torch.sqrt(total)
+        return _p_norm(values[0], float(order), dims, keepdim)
 
     return body, [a["input"] if "input" in a else a["x"]]
 
