@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.paper_plots import plots
 from benchmarks.ruled import FASTER, geomean
 from evaluator.config import EvalConfig
 from graph.runner.jsonl import read_jsonl
@@ -399,80 +400,6 @@ def _curve_table(curves: dict[str, Any]) -> list[str]:
     ]
 
 
-def plots(rows: list[dict[str, Any]], curves: dict[str, Any], common: dict[str, Any], out_dir: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    overall = [r for r in rows if r["level"] == "all"]
-    fig, ax = plt.subplots(figsize=(9, 4))
-    names = [r["config"] for r in overall]
-    x = range(len(names))
-    ax.bar([i - 0.2 for i in x], [r["correct_pct"] for r in overall], 0.4, label="correct (strict) %")
-    ax.bar([i + 0.2 for i in x], [r["correct_kernelbench_pct"] for r in overall], 0.4, label="correct (KB) %")
-    ax.set_xticks(
-        list(x), [f"{n}\n({r['tasks']} tasks)" for n, r in zip(names, overall, strict=True)], fontsize=7
-    )
-    ax.set_ylabel("% of tasks")
-    ax.set_title("Strategies side by side, all levels")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out_dir / "strategies.png", dpi=120)
-    plt.close(fig)
-    _formats_plot(rows, out_dir)
-    if curves:
-        panels = [("each run's finished tasks", curves)]
-        if common:
-            panels.append((f"the {next(iter(common.values()))['tasks']} tasks all runs finished", common))
-        fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
-        for ax, (title, group) in zip(axes[0], panels, strict=True):
-            _best_of_n_panel(ax, group, title)
-        fig.tight_layout()
-        fig.savefig(out_dir / "best_of_n.png", dpi=120)
-        plt.close(fig)
-
-
-def _formats_plot(rows: list[dict[str, Any]], out_dir: Path) -> None:
-    """Strict correct % per setup over all levels, whole programs beside region contracts."""
-    import matplotlib.pyplot as plt
-
-    pairs = [p for p in format_pairs(rows) if p[1] == "all"]
-    fig, ax = plt.subplots(figsize=(9, 4))
-    x = range(len(pairs))
-    for offset, k, label in ((-0.2, 2, "whole programs"), (0.2, 3, "region contracts")):
-        heights = [(p[k] or {}).get("correct_pct", 0.0) for p in pairs]
-        ax.bar([i + offset for i in x], heights, 0.4, label=label)
-    ax.set_xticks(list(x), [p[0] for p in pairs], fontsize=7)
-    ax.set_ylabel("% of tasks strictly correct")
-    ax.set_title("The same setups in both formats, all levels")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out_dir / "formats.png", dpi=120)
-    plt.close(fig)
-
-
-def _best_of_n_panel(ax: Any, curves: dict[str, Any], title: str) -> None:
-    """One best-of-n panel: strict, KernelBench and KernelBench-with-custom-work curves per run."""
-    for config, c in curves.items():
-        name = f"{config} ({c['tasks']} tasks)"
-        ax.plot(c["k"], c["correct"], marker="o", label=f"{name}: correct (strict)")
-        ax.plot(c["k"], c["correct_kernelbench"], marker="x", linestyle="--", label=f"{name}: correct (KB)")
-        ax.plot(
-            c["k"],
-            c["kernelbench_custom_work"],
-            marker=".",
-            linestyle=":",
-            label=f"{name}: KB-correct, custom work",
-        )
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(list(KS), [str(k) for k in KS])
-    ax.set_xlabel("n (candidates)")
-    ax.set_ylabel("% of tasks")
-    ax.set_title(f"Best-of-n, {title}")
-    ax.legend(fontsize=7)
-
-
 def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
     """Raw lines (finished tasks, and every verdict so far), summary JSON, Markdown table and PNGs into
     `out_dir`; 1 when nothing has finished yet."""
@@ -505,6 +432,6 @@ def write_report(runs: Path, configs: list[str], out_dir: Path) -> int:
         )
     )
     (out_dir / "table.md").write_text(markdown(rows, curves, meta, common, records, beside))
-    plots(rows, curves, common, out_dir)
+    plots(rows, [p for p in format_pairs(rows) if p[1] == "all"], curves, common, out_dir)
     print((out_dir / "table.md").read_text())
     return 0
