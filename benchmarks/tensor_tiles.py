@@ -18,7 +18,7 @@ PyTorch's float32. The operands are read through C expressions over (bt, m, k) a
 serves matmuls, linear layers and convolutions as implicit products (m an output position, k an input
 channel and filter tap).
 
-    python -m benchmarks.tensor_tiles --out RESULT.json [--blocks-per-sm 1,2]
+    python -m benchmarks.tensor_tiles --out RESULT.json [--blocks-per-sm 1,2] [--only CASE,...]
 """
 
 from __future__ import annotations
@@ -365,6 +365,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--trials", type=int, default=30)
+    parser.add_argument("--only", default="", help="the cases to run, comma-separated (default: all)")
     parser.add_argument("--blocks-per-sm", default="1", help="launch bounds' minimum blocks, comma-separated")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -372,6 +373,8 @@ def main() -> None:
     rows = []
     for make in CASES:
         case = make()
+        if args.only and case.name not in args.only.split(","):
+            continue
         for min_blocks in (int(b) for b in args.blocks_per_sm.split(",")):
             try:
                 row = measure(case, args.trials, min_blocks)
