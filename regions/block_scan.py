@@ -7,10 +7,13 @@ with its writes sent to a sink, which leaves the chunk's total in `carry`; the f
 (thread 0, in order, by the op's rule) into each chunk's starting carry; then each thread runs the body
 again from that carry, writing out(k). The body reads the names it read on its first contract (R, x(k),
 out(k), carry), so it moves here unchanged. A scan's sums add in a different order than one thread's (the
-chunks' totals first), as PyTorch's own parallel scan of a contiguous row does. Along a strided dim PyTorch
-carries one float in order, as the first contract does (the same loop); a chunked scan there is more
-accurate than that reference and lands outside KernelBench's atol (a 6000-term cumsum, H100, 2026-12-06),
-so strided rows keep the first contract.
+chunks' totals first), as PyTorch's own parallel scan of a contiguous row does, and in double: at
+KernelBench's scale PyTorch's float32 scan is within atol of the exact one where a different float order
+is not (a masked cumsum of 9,600 signed terms: 2.7e-4 off the reference in float, strict in double;
+benchmarks/results/family_scale/, H100, 2026-12-06). Along a strided dim PyTorch carries one float in
+order, as the first contract does (the same loop); a chunked scan there is more accurate than that
+reference and lands outside KernelBench's atol (a 6000-term cumsum, H100, 2026-12-06), so strided rows
+keep the first contract.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ def block_scan(region: Region) -> Contract:
     at = layout.at("(kg_c0 + k)")
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t R_ALL = {length};  // the whole row\n"
-        f"    __shared__ float kg_total[{ROW_THREADS}];\n"
+        f"    __shared__ double kg_total[{ROW_THREADS}];\n"
         "    const int64_t i = blockIdx.x, kg_t = threadIdx.x;  // row i; this thread's chunk of it\n"
         f"    const int64_t kg_chunk = (R_ALL + {ROW_THREADS - 1}) / {ROW_THREADS};\n"
         "    const int64_t kg_c0 = kg_t * kg_chunk < R_ALL ? kg_t * kg_chunk : R_ALL;\n"
@@ -64,7 +67,7 @@ def block_scan(region: Region) -> Contract:
         f"    const int64_t base = {layout.base};\n"
         f"    auto {xn} = [&](int64_t k) -> float {{ return p_{xn}[base + {at}]; }};\n"
         "    // the body, run twice: for the chunk's total (writes to a sink), then from the chunk's carry\n"
-        "    auto kg_scan = [&](float carry, bool kg_store) -> float {\n"
+        "    auto kg_scan = [&](double carry, bool kg_store) -> double {\n"
         "        float kg_sink = 0.0f;\n"
         "        auto out = [&](int64_t k) -> float& {\n"
         f"            return kg_store ? p_out[base + {at}] : kg_sink;\n        }};\n"
@@ -74,9 +77,9 @@ def block_scan(region: Region) -> Contract:
         "        return carry;\n    };\n"
         f"    kg_total[kg_t] = kg_scan({start}, false);\n    __syncthreads();\n"
         "    if (kg_t == 0) {  // each chunk's starting carry: the totals of the chunks before it, in order\n"
-        f"        float kg_run = {start};\n"
+        f"        double kg_run = {start};\n"
         f"        for (int kg_j = 0; kg_j < {ROW_THREADS}; ++kg_j) {{\n"
-        "            const float kg_here = kg_total[kg_j];\n"
+        "            const double kg_here = kg_total[kg_j];\n"
         f"            kg_total[kg_j] = kg_run;\n            kg_run = {_RULE[step.target]};\n"
         "        }\n    }\n    __syncthreads();\n    kg_scan(kg_total[kg_t], true);\n}\n"
     )

@@ -29,7 +29,8 @@ def test_a_long_cumsum_takes_a_block_a_row_and_runs_the_body_twice() -> None:
         and "kg_scan(kg_total[kg_t], true);" in shaped.tail
     )
     assert "kg_run = kg_run + kg_here;" in shaped.tail  # a sum's chunks add their totals
-    assert "float carry = 0.0f;" in first.head and "float kg_run" in shaped.tail  # a float, as PyTorch's
+    assert "float carry = 0.0f;" in first.head  # one thread in order: a float, as PyTorch's strided scan
+    assert "double kg_run" in shaped.tail and "double carry" in shaped.head  # chunks: the exact scan's side
     assert ruled_launch(region, body)[0] == BLOCK_SCAN  # the framework's own launch for a long row
     assert BLOCK_SCAN in [s.name for s, _ in shapes_for(region)]
 
