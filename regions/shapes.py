@@ -12,10 +12,14 @@ and the loaded values:
 - vector4 (a map whose element count is a multiple of 4): each thread computes four consecutive elements;
   inputs of the output's shape arrive in one 16-byte load, broadcast ones are loaded per element, the body
   runs once per element, and the four results leave in one 16-byte store.
-- block_row (a reduce to `result`: sum, mean, max, min, logsumexp, over rows of at least one block): one
-  block of ROW_THREADS threads per output row; each thread runs the body over its own strided share of the
-  row (R is its share's length, x(k) its k-th element) and the framework combines the partial results in
-  shared memory with the op's own rule.
+- block_row (a reduce to `result`: sum, mean, max, min, product, logsumexp, variance, standard deviation,
+  over rows of at least one block): one block of ROW_THREADS threads per output row; each thread runs the
+  body over its own strided share of the row (R is its share's length, x(k) its k-th element) and the
+  framework combines the partial results in shared memory with the op's own rule (a logsumexp's share
+  shifted by its own max; a variance's squares taken about the whole row's mean, which the block computes
+  first).
+- block_index (an argmax or argmin over rows of at least one block): the same, with (value, index) pairs
+  (regions.block_index).
 - block_fold (a fused reduction: the fold is the framework's, the body the steps after it): one block per
   row folds it, thread 0 runs the body on the finished value (regions.block_fold).
 - each_row (a softmax, log_softmax or layer norm over contiguous elements): a warp or a block per row
@@ -35,13 +39,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from regions.block_fold import ROW_THREADS, block_fold, split_fold
+from regions.block_index import block_index
 from regions.block_scan import block_scan
 from regions.check import check
 from regions.each_row import BLOCK, WIDE, each_row
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.pointwise import preloaded
-from regions.reduce import FOLDS
+from regions.reduce import FOLDS, SPREAD, correction
 from regions.row_parts import Partial, gathered, row_blocks, scratch, tree
 from regions.rows import rows_of
 from regions.skeleton import (
@@ -63,6 +68,7 @@ FIRST = "first"  # the first contract's shape: one thread per output element or 
 TILED, BLOCKED, SPLIT, DOT = "tiled", "blocked", "split", "dot"
 VECTOR4, BLOCK_ROW, BLOCK_FOLD = "vector4", "block_row", "block_fold"
 SPLIT_ROW, SPLIT_FOLD, EACH_ROW, BLOCK_SCAN = "split_row", "split_fold", "each_row", "block_scan"
+BLOCK_INDEX = "block_index"
 _MEMORY = re.compile(r"\bp_\w+")  # the kernel's pointers: p_out, p_A, ...
 
 
@@ -140,7 +146,8 @@ def vectorised(region: Region) -> Contract:
 
 # How block_row combines the threads' partial results: (identity, combine(a, b), what each thread keeps
 # of its `result`, what the row's value is). A mean's body folds its share's sum (the contract's fold), so
-# unequal shares weigh right; a logsumexp combines by the larger exponent.
+# unequal shares weigh right; a logsumexp combines by the larger exponent, each thread's body shifted by its
+# share's own `row_max` (the skeleton's, as on the first contract).
 _COMBINE: dict[str, tuple[str, str, str, str]] = {
     "torch.sum": ("0.0f", "a + b", "result", "total"),
     "torch.mean": ("0.0f", "a + b", "result", "total / (float)R_ALL"),  # the body folds the sum
@@ -148,6 +155,10 @@ _COMBINE: dict[str, tuple[str, str, str, str]] = {
     "torch.max": ("-INFINITY", "fmaxf(a, b)", "result", "total"),
     "torch.amin": ("INFINITY", "fminf(a, b)", "result", "total"),
     "torch.min": ("INFINITY", "fminf(a, b)", "result", "total"),
+    "torch.prod": ("1.0f", "a * b", "result", "total"),
+    # a variance's shares are squared deviations from the whole row's mean (the block computes it first)
+    "torch.var": ("0.0", "a + b", "result", "(float)(total / spread_divisor)"),
+    "torch.std": ("0.0", "a + b", "result", "sqrtf((float)(total / spread_divisor))"),
     "torch.logsumexp": (
         "-INFINITY",
         "fmaxf(a, b) == -INFINITY ? -INFINITY "
@@ -159,11 +170,36 @@ _COMBINE: dict[str, tuple[str, str, str, str]] = {
 
 
 def _share_result(target: str, xn: str) -> str:
-    """`result` as the first contract declared it, over this thread's share: a fold starts at its start."""
+    """`result` as the first contract declared it, over this thread's share: a fold starts at its start (a
+    variance's sum of squares in double, as there)."""
     fold = FOLDS.get(target)
     if fold is None:
         return f"{SET_RESULT}\n"
-    return f"        float result = {fold.start};  // for each k: {fold.rule.format(x=xn)}\n"
+    kind, start = ("double", "0.0") if target in SPREAD else ("float", fold.start)
+    return f"        {kind} result = {start};  // for each k: {fold.rule.format(x=xn)}\n"
+
+
+def _block_mean(xn: str, divisor: int) -> str:
+    """A variance's statistics before the body: every thread sums its share, the block adds the sums (in
+    kg_part, which then holds the threads' results) into the row's mean, as the first contract's."""
+    return (
+        f"        const double spread_divisor = {divisor}.0;  // R_ALL - correction: the framework divides\n"
+        f"        double kg_own = 0.0;\n        for (int64_t k = 0; k < R; ++k) kg_own += {xn}(k);\n"
+        "        kg_part[kg_t] = kg_own;\n        __syncthreads();\n"
+        + tree([Partial("kg_part", "a + b", "0.0")], "double", ROW_THREADS)
+        + "        const float row_mean = (float)(kg_part[0] / R_ALL);  // the row's mean, computed for you\n"
+        "        __syncthreads();  // every thread has read it before kg_part takes the results\n"
+    )
+
+
+def _share_max(target: str, xn: str) -> str:
+    """A shifted op's `row_max` (a logsumexp's), over this thread's share: the first contract's line."""
+    if target != "torch.logsumexp":
+        return ""
+    return (
+        f"        float row_max = -INFINITY;  // the largest {xn}(k) of this share: subtract it before exp\n"
+        f"        for (int64_t k = 0; k < R; ++k) row_max = fmaxf(row_max, {xn}(k));\n"
+    )
 
 
 def block_rows(region: Region) -> Contract:
@@ -189,8 +225,16 @@ def _row_blocks(region: Region, shared: bool) -> Contract:
     length, rows = layout.length, layout.rows
     if length < ROW_THREADS:
         raise RegionError(f"{region.id}: rows of {length} elements fill no block of {ROW_THREADS} threads")
+    spread = step.target in SPREAD
+    if spread and shared:
+        raise RegionError(f"{region.id}: a variance's row mean needs its whole row in one block")
     blocks = row_blocks(region.id, rows, length, ROW_THREADS, shared)
     identity, combine, keep, final = _COMBINE[step.target]
+    ctype = "double" if spread else "float"
+    divisor = length - correction(step) if spread else 0
+    if spread and divisor <= 0:
+        raise RegionError(f"{region.id}: a variance of {length} elements with this correction is undefined")
+    final = final.replace("spread_divisor", f"{divisor}.0")
     names = c_names(region)
     xn = names[x.name]
     kernel = f"region_{region.id}"
@@ -200,22 +244,23 @@ def _row_blocks(region: Region, shared: bool) -> Contract:
     head = (
         f"{PRELUDE}\n{scratch(region.id, rows, blocks.parts, 'float', 1) if shared else ''}{sig} {{\n"
         f"    const int64_t R_ALL = {length};  // the whole row\n"
-        f"    __shared__ float kg_part[{ROW_THREADS}];\n" + where + f"    float kg_mine = {identity};\n"
+        f"    __shared__ {ctype} kg_part[{ROW_THREADS}];\n" + where + f"    {ctype} kg_mine = {identity};\n"
         "    if (i < n) {\n"
         f"        const int64_t base = {layout.base};\n"
         f"        const int64_t R = (R_ALL - {who} + {threads - 1}) / {threads};  // k in [0, R)\n"
         f"        auto {xn} = [&](int64_t k) -> float {{\n"
         f"            return p_{xn}[base + {layout.at(f'({who} + k * {threads})')}];\n        }};\n"
-        f"        // {step_code(step, names)}, over this thread's share: R of the row's {length} elements\n"
+        + (_block_mean(xn, divisor) if spread else _share_max(step.target, xn))
+        + f"        // {step_code(step, names)}, over this thread's share: R of the row's {length} elements\n"
         + _share_result(step.target, xn)
         + BODY_MARK
     )
     partial = Partial("kg_part", combine, identity)
     tail = (
         f"        kg_mine = {keep};\n    }}\n    kg_part[kg_t] = kg_mine;\n    __syncthreads();\n"
-        + tree([partial], "float", ROW_THREADS)
+        + tree([partial], ctype, ROW_THREADS)
         + (gathered(region.id, blocks.parts, "float", [partial], ROW_THREADS) if shared else "")
-        + "    if (kg_t == 0 && i < n) {\n        const float total = kg_part[0];\n"
+        + f"    if (kg_t == 0 && i < n) {{\n        const {ctype} total = kg_part[0];\n"
         f"        p_out[i] = {final};\n    }}\n}}\n"
     )
     roles = role_lines(region, names, {x.name: f" read as {xn}(k), k in [0, R): this thread's share"})
@@ -280,6 +325,13 @@ SHAPES: tuple[Shape, ...] = (
         block_rows,
     ),
     Shape(
+        BLOCK_INDEX,
+        "reduce",
+        f"one block of {ROW_THREADS} threads per row of an argmax or argmin, each thread keeping the best of "
+        "a strided share and the block combining the (value, index) pairs, a tie going to the first index",
+        block_index,
+    ),
+    Shape(
         SPLIT_ROW,
         "reduce",
         "the block_row shape with each row shared by several blocks, each thread reducing a strided share "
@@ -326,10 +378,12 @@ BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
 # 0.56x -> 1.24x (benchmarks/results/row_shapes/). A shape joins only once a GPU has judged it. block_scan
 # joined on 2026-12-06 (benchmarks/results/family_scale/): at KernelBench's scale the first contract's one
 # float carried along 9,600 signed terms was 1.6e-3 off PyTorch's chunked scan, past atol = 1e-4, where
-# PyTorch's own float32 is within it of float64.
+# PyTorch's own float32 is within it of float64. block_index, and block_row for a variance, logsumexp and
+# product, joined the same day: at that scale one thread a row ran them at 0.06-0.41x eager, a block a row
+# at 0.63-1.92x, all strictly correct.
 RULED: dict[str, tuple[str, ...]] = {
     "contraction": (DOT, SPLIT, BLOCKED),
-    "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW, BLOCK_SCAN),
+    "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW, BLOCK_SCAN, BLOCK_INDEX),
     "map": (VECTOR4,),
 }
 
