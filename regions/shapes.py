@@ -46,7 +46,7 @@ from regions.each_row import BLOCK, WIDE, each_row
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
 from regions.pointwise import preloaded
-from regions.reduce import FOLDS, SPREAD, correction
+from regions.reduce import FOLDS, SCAN, SPREAD, correction
 from regions.row_parts import Partial, gathered, row_blocks, scratch, tree
 from regions.rows import rows_of
 from regions.skeleton import (
@@ -388,11 +388,27 @@ RULED: dict[str, tuple[str, ...]] = {
 }
 
 
+_CARRIES = re.compile(r"\bcarry\s*[-+*/]?=[^=]")
+
+
+def _shares_hold(region: Region, body: str) -> bool:
+    """Whether a body right on the whole row stays right on a share of it, where that hangs on the body:
+    a variance's must take its squares about the skeleton's `row_mean` (a mean of its own over R would be
+    its share's), and a scan's must leave its running value in `carry` (the chunk's total that the next
+    chunks start from; on the first contract nothing reads it after the row)."""
+    target = region.steps[0].target
+    if target in SPREAD:
+        return "row_mean" in body
+    if target in SCAN:
+        return _CARRIES.search(body) is not None
+    return True
+
+
 def ruled_launch(region: Region, body: str) -> tuple[str, Contract] | None:
     """The framework's own launch for a body written on its first contract (RULED): the first shape of
     the region's kind that fits it and that the body moves to unchanged, passing the local checks there;
     None keeps the first contract."""
-    if not moves_unchanged(body):
+    if not moves_unchanged(body) or not _shares_hold(region, body):
         return None
     for name in RULED.get(region.kind, ()):
         try:

@@ -62,3 +62,21 @@ def test_long_rows_are_strictly_correct_on_the_gpu(
     ((region, first),) = parts(problem)
     written = [Written(region, shaped(region, shape), rule_body(region, first))]
     strictly_correct_on_gpu(problem, written, eval_cache)
+
+
+def test_a_body_that_needs_its_whole_row_keeps_the_first_contract() -> None:
+    """A variance body with a mean of its own over R, or a scan body that never updates `carry`, is right
+    on the first contract and would be wrong on a share: the framework keeps it one thread a row."""
+    ((region, first),) = parts(one_line("torch.var(x, dim=1)", "torch.randn(48, 3000)"))
+    own_mean = (
+        "float m = 0.0f;\nfor (int64_t k = 0; k < R; ++k) m += x(k);\nm /= R;\n"
+        "for (int64_t k = 0; k < R; ++k) { const float d = x(k) - m; result += d * d; }"
+    )
+    assert check(first, own_mean).ok
+    assert ruled_launch(region, own_mean) is None
+    assert ruled_launch(region, rule_body(region, first))[0] == BLOCK_ROW
+    ((scan, first),) = parts(one_line("torch.cumsum(x, dim=1)", "torch.randn(16, 4096)"))
+    own_sum = "float s = carry;\nfor (int64_t k = 0; k < R; ++k) { s += x(k); out(k) = s; }"
+    assert check(first, own_sum).ok
+    assert ruled_launch(scan, own_sum) is None
+    assert ruled_launch(scan, rule_body(scan, first)) is not None
