@@ -213,6 +213,14 @@ def _linear(name: str, rows: int, k: int, n: int) -> Case:
     )
 
 
+def _nchw_store(positions: int) -> str:
+    """A convolution's store: output position m of batch kg_b, channel j, in NCHW."""
+    return (
+        f"                {{ const int64_t kg_b = m / {positions}, kg_p = m % {positions};\n"
+        f"                  p_out[(kg_b * N + j) * {positions} + kg_p] = result; }}\n"
+    )
+
+
 def _conv2d(name: str, batch: int, c_in: int, c_out: int, side: int, taps: int, pad: int) -> Case:
     out_side = side + 2 * pad - taps + 1
     positions = out_side * out_side
@@ -230,14 +238,10 @@ def _conv2d(name: str, batch: int, c_in: int, c_out: int, side: int, taps: int, 
     product = Product(
         batch * positions, c_out, k_dim, 1, a_at, f"p_w[j * {k_dim} + k]", True, False, a_index=index
     )
-    store = (
-        f"                {{ const int64_t kg_b = m / {positions}, kg_p = m % {positions};\n"
-        f"                  p_out[(kg_b * N + j) * {positions} + kg_p] = result; }}\n"
-    )
     return Case(
         name,
         product,
-        store,
+        _nchw_store(positions),
         lambda: [
             torch.randn(batch, c_in, side, side, device="cuda"),
             torch.randn(c_out, c_in, taps, taps, device="cuda") / k_dim**0.5,
@@ -269,14 +273,10 @@ def _conv_transpose2d(
     product = Product(
         batch * positions, c_out, k_dim, 1, a_at, b_at, True, False, a_index=index, b_index=b_index
     )
-    store = (
-        f"                {{ const int64_t kg_b = m / {positions}, kg_p = m % {positions};\n"
-        f"                  p_out[(kg_b * N + j) * {positions} + kg_p] = result; }}\n"
-    )
     return Case(
         name,
         product,
-        store,
+        _nchw_store(positions),
         lambda: [
             torch.randn(batch, c_in, side, side, device="cuda"),
             torch.randn(c_in, c_out, taps, taps, device="cuda") / k_dim**0.5,

@@ -57,3 +57,14 @@ def families_dir() -> Path:
     """The project's own tasks per op family, found by path: importing `graph` would need langgraph, which
     the GPU host lacks."""
     return REPO / "graph" / "demo_tasks" / "families"
+
+
+@pytest.fixture(scope="session")
+def have_nvrtc() -> None:
+    """NVRTC's library (the nvidia-cuda-nvrtc wheel or torch's): compiles kernels without a GPU."""
+    from evaluator.regions import nvrtc
+
+    try:
+        nvrtc.find_library()
+    except nvrtc.NvrtcUnavailable as e:
+        pytest.skip(f"libnvrtc not found: {e}")

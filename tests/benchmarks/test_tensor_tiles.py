@@ -9,14 +9,6 @@ from benchmarks import tensor_tiles
 from evaluator.regions import nvrtc
 
 
-@pytest.fixture(scope="module")
-def have_nvrtc() -> None:
-    try:
-        nvrtc.find_library()
-    except nvrtc.NvrtcUnavailable as e:
-        pytest.skip(f"libnvrtc not found: {e}")
-
-
 @pytest.mark.parametrize("make", tensor_tiles.CASES)
 def test_every_case_compiles(have_nvrtc: None, make) -> None:
     case = make()

@@ -22,13 +22,6 @@ BAD = GOOD.replace("float v = a[i] * s;", "float v = a[i] * scale_factor;")
 BAD_LINE = 5
 
 
-@pytest.fixture(scope="module")
-def have_nvrtc() -> None:
-    try:
-        nvrtc.find_library()
-    except nvrtc.NvrtcUnavailable as e:
-        pytest.skip(f"libnvrtc not found: {e}")
-
 
 def test_compiles_a_grid_stride_kernel_to_ptx_fast(have_nvrtc: None) -> None:
     nvrtc.compile_kernel(GOOD)  # the first call loads the library and its builtins
