@@ -396,6 +396,8 @@ def _shares_hold(region: Region, body: str) -> bool:
     a variance's must take its squares about the skeleton's `row_mean` (a mean of its own over R would be
     its share's), and a scan's must leave its running value in `carry` (the chunk's total that the next
     chunks start from; on the first contract nothing reads it after the row)."""
+    if len(region.steps) > 1:  # a fused region: the fold is the framework's, the body only its steps
+        return True
     target = region.steps[0].target
     if target in SPREAD:
         return "row_mean" in body

@@ -80,3 +80,14 @@ def test_a_body_that_needs_its_whole_row_keeps_the_first_contract() -> None:
     assert check(first, own_sum).ok
     assert ruled_launch(scan, own_sum) is None
     assert ruled_launch(scan, rule_body(scan, first)) is not None
+
+
+def test_a_fused_variance_keeps_its_framework_fold() -> None:
+    """A variance with steps after it is a fused region: the fold is the framework's and the body only its
+    steps (`reduced + eps`), which never name row_mean; it still moves to a block a row."""
+    problem = one_line("torch.rsqrt(torch.var(x, dim=1) + 1e-5)", "torch.randn(48, 3000)")
+    ((region, first),) = parts(problem, "aggressive")
+    assert len(region.steps) > 1
+    body = rule_body(region, first)
+    assert "row_mean" not in body
+    assert ruled_launch(region, body) is not None
