@@ -1,11 +1,14 @@
 """What a region kernel's call costs the host, against the ATen op it replaces.
 
 A model whose kernels are small (a network at a small batch) is bound by the host: the GPU waits for each
-launch. There a region kernel is only as fast as its launcher (evaluator.regions.launch: marshalling the
-arguments through ctypes, the driver's launch) plus the evaluator's call counter around it
-(evaluator.buildcache.ExtensionProxy, present in every judged candidate). Each is timed on a tensor small
-enough that the GPU never holds the host back: many calls back to back, one synchronisation at the end,
-microseconds per call, the median of several repeats, against torch.relu on the same tensor.
+launch. There a region kernel is only as fast as its launcher (evaluator.regions.launch: its C launcher,
+or ctypes marshalling the arguments where none builds; then the driver's launch) plus the evaluator's call
+counter around it (evaluator.buildcache.ExtensionProxy, present in every judged candidate). Two measures,
+each launcher against torch.relu:
+- throughput: a tensor small enough that the GPU never holds the host back, many calls back to back, one
+  synchronisation at the end, microseconds per call, the median of several repeats;
+- latency: one call as the evaluator times a candidate (a synchronised device, CUDA events around the
+  call), on tensors from 2^10 to 2^24 elements: where the host's cost shows in a judged speedup.
 
     python -m benchmarks.launch_overhead --out benchmarks/results/launch_overhead.json   # a GPU host
 """
@@ -67,29 +70,78 @@ def measure() -> dict[str, Any]:
     body = rule_body(region, first)
     x = torch.randn(1024, device="cuda")
     rows: dict[str, float] = {"torch.relu (ATen)": per_call_us(torch.relu, x)}
+    latency: dict[str, dict[str, float]] = {}
     for name, contract in (("first contract", first), ("vector4", shaped(region, "vector4"))):
-        info = contract.launch
-        kernel = RegionKernel(
-            contract.assemble(body),
-            contract.kernel_name,
-            1,
-            0,
-            info["output_shape"],
-            info["count"],
-            info.get("block"),
-            info.get("grid"),
-        )
-        if not torch.equal(kernel(x), torch.relu(x)):
-            raise RuntimeError(f"the {name} kernel does not compute relu")
-        rows[f"region kernel, {name}"] = per_call_us(kernel, x)
-        proxy = ExtensionProxy(types.SimpleNamespace(launch=kernel), BuildRecorder())
-        rows[f"region kernel, {name}, through the evaluator's call counter"] = per_call_us(proxy.launch, x)
+        for launcher in LAUNCHERS:
+            kernel = _kernel(RegionKernel, contract, body, x.numel(), launcher)
+            if not torch.equal(kernel(x), torch.relu(x)):
+                raise RuntimeError(f"the {name} kernel does not compute relu")
+            label = f"region kernel, {name}, {launcher}"
+            rows[label] = per_call_us(kernel, x)
+            proxy = ExtensionProxy(types.SimpleNamespace(launch=kernel), BuildRecorder())
+            rows[f"{label}, through the evaluator's call counter"] = per_call_us(proxy.launch, x)
+    for size in LATENCY_SIZES:
+        latency[str(size)] = per_call_latency_us(RegionKernel, shaped(region, "vector4"), body, size)
     return {
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,
         "what": f"host microseconds per call, {CALLS} calls of a 1024-element relu, median of {REPEATS}",
         "us_per_call": {k: round(v, 2) for k, v in rows.items()},
+        "latency_what": (
+            "microseconds per call as the evaluator times a candidate (evaluator.timing.Timer: L2 flushed "
+            "and the device synchronised before each call, CUDA events around it), relu on SIZE elements, "
+            "each through the evaluator's call counter, interleaved trials"
+        ),
+        "latency_us": latency,
     }
+
+
+LAUNCHERS = ("c launcher", "ctypes")
+LATENCY_SIZES = (1 << 10, 1 << 18, 1 << 24)
+
+
+def _kernel(kind: Any, contract: Any, body: str, count: int, launcher: str) -> Any:
+    """The relu region kernel over `count` elements, launched through `launcher`."""
+    info = contract.launch
+    block, grid = info.get("block"), info.get("grid")
+    if grid is not None:  # the vector shape's grid covers four elements a thread
+        grid = (max(1, min(count // 4 // block[0], 1 << 20)), 1, 1)
+    return kind(
+        contract.assemble(body),
+        contract.kernel_name,
+        1,
+        0,
+        (count,),
+        count,
+        block,
+        grid,
+        c_launcher=launcher == "c launcher",
+    )
+
+
+def per_call_latency_us(kind: Any, contract: Any, body: str, size: int) -> dict[str, float]:
+    """Median microseconds of one call after a synchronised device, as the evaluator times a candidate."""
+    import torch
+
+    from evaluator.buildcache import BuildRecorder, ExtensionProxy
+    from evaluator.config import EvalConfig
+    from evaluator.timing import Timer
+
+    config = EvalConfig()
+    device = torch.device("cuda")
+    fns: dict[str, Callable[[Any], Any]] = {"torch.relu (ATen)": lambda args: torch.relu(args[0])}
+    for launcher in LAUNCHERS:
+        proxy = ExtensionProxy(
+            types.SimpleNamespace(launch=_kernel(kind, contract, body, size, launcher)), BuildRecorder()
+        )
+        fns[launcher] = lambda args, launch=proxy.launch: launch(args[0])
+    x = torch.randn(size, device=device)
+    for label, fn in fns.items():
+        if not torch.equal(fn([x]), torch.relu(x)):
+            raise RuntimeError(f"{label} does not compute relu on {size} elements")
+    timer = Timer(device, config.l2_flush_bytes)
+    times = timer.measure_many(list(fns.values()), lambda i: [torch.randn(size, device=device)], 5, 100)
+    return {label: round(t["event_ms"] * 1e3, 2) for label, t in zip(fns, times, strict=True)}
 
 
 def main(argv: list[str] | None = None) -> int:

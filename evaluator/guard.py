@@ -92,7 +92,13 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 
 
 # What a region program imports (the launcher and what it needs); the rest of the evaluator is the judge.
-_CANDIDATE_MODULES = {"evaluator", "evaluator.regions", "evaluator.regions.launch", "evaluator.regions.nvrtc"}
+_CANDIDATE_MODULES = {
+    "evaluator",
+    "evaluator.regions",
+    "evaluator.regions.launch",
+    "evaluator.regions.native",
+    "evaluator.regions.nvrtc",
+}
 
 
 def _judge_module(name: str) -> bool:

@@ -203,10 +203,11 @@ run_launcher() {
   # call (benchmarks/launch_overhead.py) in this tree and in an older one, then each KG_LAUNCHER_JOBS file
   # judged by this tree and by the older one (job ids ending /new and /old; read back with
   # python -m benchmarks.arms). The older tree: git archive OLD evaluator regions benchmarks/__init__.py
-  # benchmarks/launch_overhead.py | tar -x -C .device/old   (carry .device)
+  # benchmarks/launch_overhead.py | tar -x -C .device/old   (carry .device). KG_LAUNCHER_CONFIG replaces
+  # the paper's EvalConfig overrides (e.g. '{"reference_compile": "off"}' for the project's own tasks).
   local old="${KG_OLD_TREE:-.device/old}" jobs name arm tree
-  "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/evaluator/regions/test_launch.py 2>&1 | tail -15 \
-    > "$OUT/launcher_tests.log"
+  "$PY" -m pytest -q -p no:cacheprovider tests/evaluator/regions/test_launch.py \
+    tests/evaluator/regions/test_native.py 2>&1 | tail -15 > "$OUT/launcher_tests.log"
   "$PY" -m benchmarks.launch_overhead --out "$OUT/overhead_new.json" > "$OUT/overhead.log" 2>&1
   (cd "$old" && PYTHONPATH="$PWD" "$PY" -m benchmarks.launch_overhead --out "$OUT/overhead_old.json") \
     >> "$OUT/overhead.log" 2>&1
@@ -217,7 +218,7 @@ run_launcher() {
       sed "s#\"job_id\": \"\\([^\"]*\\)\"#\"job_id\": \"\\1/$arm\"#" "$jobs" > "/tmp/$name.$arm.jsonl"
       (cd "$tree" && PYTHONPATH="$tree" timeout -k 20 --signal=INT "${KG_LAUNCHER_BUDGET_S:-200}" "$PY" -m \
         evaluator run "/tmp/$name.$arm.jsonl" --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/launcher_$arm" \
-        --config "$PAPER_CONFIG") 2>&1 | tr '\r' '\n' | tail -5 >> "$OUT/launcher_judge.log"
+        --config "${KG_LAUNCHER_CONFIG:-$PAPER_CONFIG}") 2>&1 | tr '\r' '\n' | tail -5 >> "$OUT/launcher_judge.log"
     done
   done
 }
