@@ -11,7 +11,7 @@ small PyTorch function traced by fx and spliced in place of the composite node, 
 as functional PyTorch, and every region the rewrite yields gets a contract of its kind. Shapes are those of
 the traced inputs (KernelBench shapes are fixed), so the caller propagates shapes before and after. A node
 whose arguments fall outside what a rewrite reproduces exactly (dropout, an attention mask, class weights,
-label smoothing) stays as it is, kept for PyTorch.
+label smoothing) stays as it is, kept for PyTorch. Adaptive average pooling to size 1 is a mean.
 """
 
 from __future__ import annotations
@@ -262,6 +262,29 @@ def _values_or_indices(node: torch.fx.Node) -> tuple[Rewrite, list[Any]] | None:
     return body, [x]
 
 
+# ---- pooling -----------------------------------------------------------------------------------------------
+
+
+def _global_average(dims: int) -> Callable[[dict[str, Any]], tuple[Rewrite, list[Any]] | None]:
+    """Adaptive average pooling to size 1 in every pooled dim is the mean over them (Inductor's rewrite
+    too): a row reduction whose rows are the maps, a block to each, where the window kind would give each
+    whole map to one thread."""
+
+    def plan(a: dict[str, Any]) -> tuple[Rewrite, list[Any]] | None:
+        size = a["output_size"]
+        sizes = [size] * dims if isinstance(size, int) else list(size)
+        if len(sizes) != dims or any(s != 1 for s in sizes):
+            return None
+        pooled = list(range(-dims, 0))
+
+        def body(values: list[Any]) -> Any:
+            return torch.mean(values[0], dim=pooled, keepdim=True)
+
+        return body, [a["input"]]
+
+    return plan
+
+
 _BY_FUNCTION: dict[Any, Callable[[dict[str, Any]], tuple[Rewrite, list[Any]] | None]] = {
     F.batch_norm: _batch_norm,
     F.instance_norm: _instance_norm,
@@ -280,4 +303,7 @@ _BY_FUNCTION: dict[Any, Callable[[dict[str, Any]], tuple[Rewrite, list[Any]] | N
     torch.norm: vector_norm,
     F.triplet_margin_loss: triplet_margin,
     F.scaled_dot_product_attention: attention,
+    F.adaptive_avg_pool1d: _global_average(1),
+    F.adaptive_avg_pool2d: _global_average(2),
+    F.adaptive_avg_pool3d: _global_average(3),
 }

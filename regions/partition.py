@@ -1,7 +1,8 @@
 """Cut a traced problem into regions of one kind each, and choose which regions to offer the model.
 
 A map region is a maximal pointwise chain (a map node joins its producer's region when it is the
-producer's only user), so one kernel computes it at the output's index; every reduce, window (pooling)
+producer's only user) or DAG (a map group whose every reader is in one other map group joins it), so
+one kernel computes it at the output's index; every reduce, window (pooling)
 and contraction op is a region of its own; everything else is kept, left to PyTorch. Nodes that compute
 no tensor (a `.size()`, a tuple) belong to no region: PyTorch evaluates them around the regions.
 """
@@ -75,10 +76,37 @@ def partition(
             for producer in maps:
                 group = groups.pop(producer.name) + group
         groups[node.name] = sorted(group, key=lambda n: order[n.name])
+    _merge_shared_maps(groups, kinds, order)
     ordered = sorted(groups.values(), key=lambda nodes: order[nodes[-1].name])
     return [
         _region(f"r{i}", _group_kind(nodes, kinds), nodes, traced, scalars) for i, nodes in enumerate(ordered)
     ]
+
+
+def _merge_shared_maps(
+    groups: dict[str, list[torch.fx.Node]], kinds: dict[str, Kind], order: dict[str, int]
+) -> None:
+    """A map group whose output every user reads inside one other map group joins that group, until none
+    does: a value read twice (`d = a - b` in `d * d`, a loss's `|d|` in two branches) stays in registers
+    instead of a round trip through memory and a launch of its own, as Inductor fuses a pointwise DAG.
+    A value read by two groups, or by PyTorch, stays a region's output."""
+    owner = {n.name: key for key, nodes in groups.items() for n in nodes}
+    merged = True
+    while merged:
+        merged = False
+        for key in list(groups):
+            nodes = groups.get(key)
+            if nodes is None or kinds[nodes[0].name] != "map":
+                continue
+            readers = {owner.get(user.name) for user in nodes[-1].users}
+            if len(readers) != 1 or None in readers or key in readers:
+                continue
+            (into,) = readers
+            if kinds[groups[into][0].name] != "map":
+                continue
+            groups[into] = sorted(groups.pop(key) + groups[into], key=lambda n: order[n.name])
+            owner.update((n.name, into) for n in nodes)
+            merged = True
 
 
 def _is_epilogue_of(

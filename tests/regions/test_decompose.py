@@ -33,6 +33,7 @@ FAMILY_TASKS = [
     "level1/79_Margin_Ranking_Loss.py",
     "level1/80_Soft_Margin_Loss.py",
     "level1/82_Vector_Norm.py",
+    "level1/3_Adaptive_Average_Pool_Global.py",
 ]
 
 
@@ -87,6 +88,19 @@ class _Einsums(torch.nn.Module):
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         pairs = torch.einsum("bhij,bhkj->bhik", x, y)  # summed last dims: y is permuted
         return torch.einsum("bhik,hk->hbi", pairs, torch.ones(3, 5)) + x.max(dim=-1).values.permute(1, 0, 2)
+
+
+class _Pools(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        whole = F.adaptive_avg_pool2d(x, 1) + F.adaptive_avg_pool2d(x, (1, 1)).sum()
+        whole = whole.sum() + F.adaptive_avg_pool3d(y, (1, 1, 1)).sum()
+        return whole + F.adaptive_avg_pool2d(x, (1, 2)).sum()
+
+
+def test_global_average_pooling_is_a_mean_and_other_sizes_stay_windows() -> None:
+    torch.manual_seed(0)
+    code = _same(_Pools(), [torch.randn(2, 3, 7, 5), torch.randn(2, 3, 4, 3, 5)]).code
+    assert code.count("torch.mean") == 3 and code.count("adaptive_avg_pool") == 1  # (1, 2) is a window
 
 
 def test_losses_norms_attention_and_einsums_compute_the_model() -> None:

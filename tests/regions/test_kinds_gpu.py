@@ -38,10 +38,9 @@ BODIES: dict[str, list[str]] = {
         "float t5 = t4 * v_t6;\nfloat t6 = t5 + t8;",
     ],
     "level3/3_Branch_On_Data.py": [MEAN, "float t1 = fmaxf(t2, 0.0f);", "float t1 = tanhf(t4);"],
-    "level1/12_Huber_Loss_Mean.py": [
-        "float t1 = pred - target;\nfloat t2 = fabsf(t1);",
-        "float t1 = fminf(v_t1, 0.5f);",
-        "float t1 = 0.5f * v_t2;\nfloat t2 = v_t1 - t1;\nfloat t3 = v_t2 * t2;",
+    "level1/12_Huber_Loss_Mean.py": [  # |d| is read twice: the pointwise steps are one region
+        "float t1 = pred - target;\nfloat t2 = fabsf(t1);\nfloat t3 = fminf(t2, 0.5f);\n"
+        "float t4 = 0.5f * t3;\nfloat t5 = t2 - t4;\nfloat t6 = t3 * t5;",
         MEAN,
     ],
 }

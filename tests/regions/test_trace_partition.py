@@ -188,6 +188,38 @@ def test_partition_chains_maps_and_keeps_inplace_ops_on_shared_tensors() -> None
     assert [s.target for s in regions[6].steps] == ["torch.add", "torch.sub", "torch.add"]
 
 
+SHARED_VALUES = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        d = (a - b).abs()
+        small = torch.clamp_max(d, 0.5)
+        loss = small * (d - 0.5 * small)  # d and small each read twice, all inside one pointwise DAG
+        e = torch.exp(a)
+        return loss.mean() + d.amax() + e.sum() + torch.tanh(e)
+
+def get_inputs():
+    return [torch.rand(8, 16), torch.rand(8, 16)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_pointwise_dag_is_one_map_and_values_read_outside_stay_outputs() -> None:
+    regions = partition(trace_problem(problem_from_source(SHARED_VALUES, name="shared_values")))
+    maps = [r for r in regions if r.kind == "map"]
+    # `d` is read by a max as well: it stays an output; the loss's DAG reads it and is one map of four steps
+    loss = next(r for r in maps if [s.target for s in r.steps][-1] == "torch.mul")
+    assert [s.target for s in loss.steps] == ["torch.clamp_max", "torch.mul", "torch.sub", "torch.mul"]
+    assert [s.target for s in maps[0].steps] == ["torch.sub", "torch.abs"]
+    # exp(a) is read by a reduction and by tanh: a region's output, not fused into tanh's map
+    exp = next(r for r in maps if r.steps[-1].target == "torch.exp")
+    assert len(exp.steps) == 1
+
+
 def test_a_branch_on_a_python_number_raises_with_a_reason() -> None:
     with pytest.raises(RegionError, match="branches fails: RuntimeError: .*item"):
         trace_problem(problem_from_source(CONTROL_FLOW, name="branchy"))
