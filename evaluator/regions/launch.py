@@ -93,17 +93,18 @@ class RegionKernel:
         return out
 
     def _output(self, tensors: list[torch.Tensor]) -> torch.Tensor:
-        """A fresh contiguous output on the inputs' device. Shaped like the first input (a map's common
-        case) it is allocated like it: torch.empty_like costs the host half of torch.empty's 7 us."""
-        first = tensors[0] if tensors else None
-        if first is None:
-            device: Any = torch.device("cuda", torch.cuda.current_device())
-        elif not self.zero and first.dtype == self.output_dtype and first.shape == self.output_shape:
+        """A fresh contiguous output on the inputs' device, allocated from the first input: on an H100 host
+        torch.empty_like cost 3.8 us, Tensor.new_empty 5.6, torch.empty(shape, dtype, device) 7.1."""
+        if not tensors:
+            fill = torch.zeros if self.zero else torch.empty
+            device = torch.device("cuda", torch.cuda.current_device())
+            return fill(self.output_shape, dtype=self.output_dtype, device=device)
+        first = tensors[0]
+        if self.zero:
+            return first.new_zeros(self.output_shape, dtype=self.output_dtype)
+        if first.dtype == self.output_dtype and first.shape == self.output_shape:
             return torch.empty_like(first, memory_format=torch.contiguous_format)
-        else:
-            device = first.device
-        fill = torch.zeros if self.zero else torch.empty
-        return fill(self.output_shape, dtype=self.output_dtype, device=device)
+        return first.new_empty(self.output_shape, dtype=self.output_dtype)
 
     def _launch(self, index: int, pointers: list[int], scalars: list[float]) -> None:
         """The launch on torch's current stream of device `index` (its raw handle: a Stream object costs
