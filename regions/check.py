@@ -47,6 +47,14 @@ _POINTER = re.compile(r"const float\* __restrict__ p_(\w+)")  # the kernel's inp
 # A skeleton whose `result` starts unset (a product's sum) needs a body that sets it: measured, a fused
 # conv's body wrote only its epilogue line, `t1 = result / 2.0;`, reading the uninitialised float
 _SETS_RESULT = re.compile(r"\bresult\s*(?:[-+*/]?=)(?!=)")
+_COUNT = re.compile(r"\bR\b")
+# Measured at KernelBench's scale: the 1.5B's mean `result += v_t1(0); result += v_t1(1);` passed the
+# emulation's small twin (two elements) and summed two of two million on the GPU.
+_FIXED_ELEMENTS = (
+    "the body never reads `R`, how many elements it folds (R changes with the input's size and the launch): "
+    "loop over all of them, `for (int64_t k = 0; k < R; ++k) ...`; elements named by number (x(0), x(1)) "
+    "are folded alone"
+)
 _RESULT_UNSET = "`result` is never set: compute the op's value into it (`result = ...;`), then the steps"
 _DECLARES_K = re.compile(r"\b(?:int64_t|int|long|unsigned|auto|size_t)\s+k\b")  # a loop's or its own k
 
@@ -173,6 +181,10 @@ def check(contract: Contract, body: str, arch: str = "sm_90") -> Checked:
         errors = "\n".join(f"- {f['message']}" for f in lint)
         return Checked(body, source, False, lint, errors=errors)
     compiled = compile_kernel(source, name=f"{contract.kernel_name}.cu", arch=arch)
+    if compiled.ok and _COUNT.search(contract.loop) and not _COUNT.search(_COMMENT.sub("", body)):
+        # after the compiler, whose word on a stray name is the more useful one
+        fixed = [{"code": "fixed_elements", "message": _FIXED_ELEMENTS, "line": None}]
+        return Checked(body, source, False, fixed, compiled.log, f"- {_FIXED_ELEMENTS}", compiled.seconds)
     errors = "" if compiled.ok else (annotate(source, compiled) or _error_lines(compiled.log))
     hints = "" if compiled.ok else name_hints(compiled.log, contract, body)
     errors = f"{errors}\n\n{hints}" if hints else errors

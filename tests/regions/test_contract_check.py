@@ -276,3 +276,14 @@ def test_a_body_that_leaves_out_an_input_or_its_result_is_refused() -> None:
     assert "never reads `a`" in unset.errors and "`result` is never set" in unset.errors
     summed = "float acc = 0.0f;\nfor (int64_t k = 0; k < K; ++k) acc += a(k) * b(k);\nresult = acc;"
     assert check(contract, summed).ok
+
+
+def test_a_fold_over_numbered_elements_instead_of_r_is_refused() -> None:
+    """A mean's body that adds x(0) and x(1) is right on a two-element twin and wrong at any other size."""
+    x, out = T("x", (4, 2), F), T("m", (4,), F)
+    step = Step(out, "torch.mean", ("x",), (("dim", 1),), "m = torch.mean(x, dim=1)")
+    contract = render(Region("r0", "reduce", ["m"], [x], out, [step]))
+    fixed = check(contract, "result += x(0);\nresult += x(1);")
+    assert not fixed.ok and "never reads `R`" in fixed.errors
+    assert check(contract, "for (int64_t k = 0; k < R; ++k) result += x(k);").ok
+    assert check(contract, extract_body("result += x(k);", contract)).ok  # the loop is given to it
