@@ -1,8 +1,7 @@
 """Cut a traced problem into regions of one kind each, and choose which regions to offer the model.
 
-A map region is a maximal pointwise chain (a map node joins its producer's region when it is the
-producer's only user) or DAG (a map group whose every reader is in one other map group joins it), so
-one kernel computes it at the output's index; every reduce, window (pooling)
+A map region is a maximal pointwise chain or DAG (a map group whose every reader is in one other map
+group joins it), so one kernel computes it at the output's index; every reduce, window (pooling)
 and contraction op is a region of its own; everything else is kept, left to PyTorch. Nodes that compute
 no tensor (a `.size()`, a tuple) belong to no region: PyTorch evaluates them around the regions.
 """
@@ -65,18 +64,15 @@ def partition(
                 for p in node.all_input_nodes
                 if p.name in groups and len(p.users) == 1 and kinds[groups[p.name][0].name] != "kept"
             ]
-            maps = [p for p in joined if kinds[groups[p.name][0].name] == "map"]
             cores = [
                 p
                 for p in joined
                 if _is_epilogue_of(node, groups[p.name], kinds, fuse) and groups[p.name][0].name not in apart
             ]
             if len(cores) == 1 and len(joined) == 1:
-                maps = cores
-            for producer in maps:
-                group = groups.pop(producer.name) + group
+                group = groups.pop(cores[0].name) + group
         groups[node.name] = sorted(group, key=lambda n: order[n.name])
-    _merge_shared_maps(groups, kinds, order)
+    _merge_shared_maps(groups, kinds, order)  # map producers join their readers' maps
     ordered = sorted(groups.values(), key=lambda nodes: order[nodes[-1].name])
     return [
         _region(f"r{i}", _group_kind(nodes, kinds), nodes, traced, scalars) for i, nodes in enumerate(ordered)
