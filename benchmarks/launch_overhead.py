@@ -32,7 +32,7 @@ class Model(nn.Module):
         return torch.relu(x)
 
 def get_inputs():
-    return [torch.randn(1024)]
+    return [torch.randn({size})]
 
 def get_init_inputs():
     return []
@@ -61,27 +61,18 @@ def measure() -> dict[str, Any]:
     import torch
 
     from evaluator.buildcache import BuildRecorder, ExtensionProxy
-    from evaluator.regions.launch import RegionKernel
-    from regions.offering import offered
-    from regions.rules import rule_body
-    from regions.shapes import shaped
 
-    ((region, first),), _ = offered(PROBLEM, "moderate")
-    body = rule_body(region, first)
     x = torch.randn(1024, device="cuda")
     rows: dict[str, float] = {"torch.relu (ATen)": per_call_us(torch.relu, x)}
-    latency: dict[str, dict[str, float]] = {}
-    for name, contract in (("first contract", first), ("vector4", shaped(region, "vector4"))):
+    for name, contract, body in _contracts(x.numel()):
         for launcher in LAUNCHERS:
-            kernel = _kernel(RegionKernel, contract, body, x.numel(), launcher)
+            kernel = _kernel(contract, body, launcher)
             if not torch.equal(kernel(x), torch.relu(x)):
                 raise RuntimeError(f"the {name} kernel does not compute relu")
             label = f"region kernel, {name}, {launcher}"
             rows[label] = per_call_us(kernel, x)
             proxy = ExtensionProxy(types.SimpleNamespace(launch=kernel), BuildRecorder())
             rows[f"{label}, through the evaluator's call counter"] = per_call_us(proxy.launch, x)
-    for size in LATENCY_SIZES:
-        latency[str(size)] = per_call_latency_us(RegionKernel, shaped(region, "vector4"), body, size)
     return {
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,
@@ -92,7 +83,7 @@ def measure() -> dict[str, Any]:
             "and the device synchronised before each call, CUDA events around it), relu on SIZE elements, "
             "each through the evaluator's call counter, interleaved trials"
         ),
-        "latency_us": latency,
+        "latency_us": {str(size): per_call_latency_us(size) for size in LATENCY_SIZES},
     }
 
 
@@ -100,46 +91,57 @@ LAUNCHERS = ("c launcher", "ctypes")
 LATENCY_SIZES = (1 << 10, 1 << 18, 1 << 24)
 
 
-def _kernel(kind: Any, contract: Any, body: str, count: int, launcher: str) -> Any:
-    """The relu region kernel over `count` elements, launched through `launcher`."""
+def _contracts(size: int) -> list[tuple[str, Any, str]]:
+    """The relu region over `size` elements on its first contract and on the vector shape, with the rules'
+    body: (shape name, contract, body)."""
+    from regions.offering import offered
+    from regions.rules import rule_body
+    from regions.shapes import shaped
+
+    ((region, first),), _ = offered(PROBLEM.format(size=size), "moderate")
+    body = rule_body(region, first)
+    return [("first contract", first, body), ("vector4", shaped(region, "vector4"), body)]
+
+
+def _kernel(contract: Any, body: str, launcher: str) -> Any:
+    """The region kernel of `contract` with `body`, launched through `launcher`."""
+    from evaluator.regions.launch import RegionKernel
+
     info = contract.launch
-    block, grid = info.get("block"), info.get("grid")
-    if grid is not None:  # the vector shape's grid covers four elements a thread
-        grid = (max(1, min(count // 4 // block[0], 1 << 20)), 1, 1)
-    return kind(
+    return RegionKernel(
         contract.assemble(body),
         contract.kernel_name,
         1,
         0,
-        (count,),
-        count,
-        block,
-        grid,
+        info["output_shape"],
+        info["count"],
+        info.get("block"),
+        info.get("grid"),
         c_launcher=launcher == "c launcher",
     )
 
 
-def per_call_latency_us(kind: Any, contract: Any, body: str, size: int) -> dict[str, float]:
-    """Median microseconds of one call after a synchronised device, as the evaluator times a candidate."""
+def per_call_latency_us(size: int) -> dict[str, float]:
+    """Median microseconds of one call after a synchronised device, as the evaluator times a candidate:
+    the vector-shaped relu kernel through each launcher against torch.relu."""
     import torch
 
     from evaluator.buildcache import BuildRecorder, ExtensionProxy
     from evaluator.config import EvalConfig
     from evaluator.timing import Timer
 
-    config = EvalConfig()
+    _, contract, body = _contracts(size)[1]
     device = torch.device("cuda")
     fns: dict[str, Callable[[Any], Any]] = {"torch.relu (ATen)": lambda args: torch.relu(args[0])}
     for launcher in LAUNCHERS:
-        proxy = ExtensionProxy(
-            types.SimpleNamespace(launch=_kernel(kind, contract, body, size, launcher)), BuildRecorder()
-        )
+        kernel = _kernel(contract, body, launcher)
+        proxy = ExtensionProxy(types.SimpleNamespace(launch=kernel), BuildRecorder())
         fns[launcher] = lambda args, launch=proxy.launch: launch(args[0])
     x = torch.randn(size, device=device)
     for label, fn in fns.items():
         if not torch.equal(fn([x]), torch.relu(x)):
             raise RuntimeError(f"{label} does not compute relu on {size} elements")
-    timer = Timer(device, config.l2_flush_bytes)
+    timer = Timer(device, EvalConfig().l2_flush_bytes)
     times = timer.measure_many(list(fns.values()), lambda i: [torch.randn(size, device=device)], 5, 100)
     return {label: round(t["event_ms"] * 1e3, 2) for label, t in zip(fns, times, strict=True)}
 
