@@ -92,6 +92,11 @@ class Context:
         "per row for reductions, four elements a thread for maps) where it moves there unchanged and "
         "passes the local checks; first: every region on its first contract, one thread per output "
         "element or row.")] = "ruled"
+    fuse: Annotated[bool, _doc(
+        "Region mode: a map whose only reader is a reduction runs inside that reduction's kernel at each "
+        "element it reads (regions.prologue: a norm's x * x, a loss's pointwise part), and a map over the "
+        "rows of reductions runs in their kernel after them (regions.row_maps: a norm's division, "
+        "(x - mean) * rstd); every body as written. Off: every written region a kernel of its own.")] = True
     emulate: Annotated[bool, _doc(
         "Region mode: a body that passes lint and NVRTC also runs on the CPU on the problem shrunk, against "
         "its PyTorch lines (regions.emulate), and wrong values are repaired here before any GPU judges "

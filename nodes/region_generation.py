@@ -287,7 +287,7 @@ def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generat
         "sample": sample,
         "format": "regions",
         "completion": answers,
-        **assemble(state["task"], written),
+        **assemble(state["task"], written, fuse=ctx.fuse),
         "costliest": costliest([region for region, _ in by_id.values()], shares).id,
         "shapes": state["shaped"],
         "ruled": ruled_now,

@@ -109,11 +109,13 @@ class Candidate(TypedDict, total=False):
     seconds: float  # generation wall time (region mode: the model's time over every call)
     verdict: dict[str, Any]  # an evaluator.verdict.Verdict, added by evaluation (reused_verdict_of: the id of
     # the candidate whose identical program was judged, when this one was not judged again)
-    # region candidates only (regions.assemble writes the first four):
+    # region candidates only (regions.assemble writes the first six):
     format: str  # "regions"
     regions: list[dict[str, Any]]  # job-line markers: each kernel is also judged alone on the GPU host
     bodies: dict[str, str]  # region id -> the kernel body in the program
     region_ops: dict[str, list[str]]  # region id -> its ops, for the GPU's wrong-value feedback
+    prologues: dict[str, list[str]]  # reduction id -> the maps computed in its kernel (Context.fuse)
+    row_maps: dict[str, list[str]]  # map id -> the reductions whose kernel it runs in (Context.fuse)
     costliest: str  # the region the fast second makes faster (by measured share, else estimated cost)
     shapes: dict[str, str]  # region id -> the launch shape the fast second moved it to (the model's choice)
     ruled: dict[str, str]  # region id -> the shape the framework's rules ran its body on (Context.launch)

@@ -10,6 +10,7 @@ import sys
 from evaluator.problem import ProblemError, load_problem
 from regions.model import AMBITIONS, Region, RegionError, TensorInfo
 from regions.offering import choose, contracted, cut
+from regions.prologue import prologues
 from regions.shapes import shapes_for
 from regions.trace import trace_problem
 
@@ -33,12 +34,14 @@ def describe(region: Region, offered: bool) -> list[str]:
 def show(path: str, ambition: str, contracts: bool = False) -> int:
     try:
         problem = load_problem(path)
-        regions = cut(trace_problem(problem), ambition)
+        traced = trace_problem(problem)
+        regions = cut(traced, ambition)
     except (ProblemError, RegionError) as exc:
         print(f"cannot cut {path} into regions: {exc}", file=sys.stderr)
         return 2
     fit, unfit = contracted(regions)
     chosen = choose(fit, ambition)
+    joins = prologues(traced, [region for region, _ in chosen])
     ids = {region.id for region, _ in chosen}
     print(f"{path}: {len(regions)} regions; offered at {ambition}: {', '.join(sorted(ids)) or 'none'}")
     for region in regions:
@@ -46,6 +49,8 @@ def show(path: str, ambition: str, contracts: bool = False) -> int:
         if region.id in ids:
             menu = ", ".join(shape.name for shape, _ in shapes_for(region)) or "none"
             print(f"    launch shapes for the fast second: {menu}")
+        if region.id in joins:
+            print(f"    runs inside {joins[region.id]}'s kernel, at each element it reads (prologue fusion)")
     for why in unfit:
         print(f"left to PyTorch, no contract fits: {why}")
     for region, contract in chosen if contracts else []:

@@ -18,7 +18,10 @@ from regions.check import check
 from regions.contract import Contract
 from regions.export import Launcher, Written, export_program, region_markers
 from regions.model import Region, RegionError
+from regions.prologue import Fused, fused_prologues
+from regions.row_maps import RowMaps, fused_row_maps
 from regions.shapes import FIRST, moves_unchanged, shaped, shapes_for
+from regions.trace import trace_source
 from regions.twins import rename_body, twin_key
 
 
@@ -75,15 +78,25 @@ def twin_copy(contract: Contract, names: list[str], twin: Twin) -> str | None:
 
 
 def assemble(
-    task: dict[str, Any], written: Sequence[Written], launcher: Launcher = "nvrtc"
+    task: dict[str, Any], written: Sequence[Written], launcher: Launcher = "nvrtc", fuse: bool = True
 ) -> dict[str, Any]:
     """The candidate's program and what the job line and later rounds need: the program (the reference's
-    graph with each region's kernel spliced in), one marker per region where the launcher is the
-    evaluator's region kind (so each kernel is also judged alone; None for a standalone `load_inline`
-    program), each region's body and its ops."""
+    graph with each region's kernel spliced in; with `fuse`, each map whose only reader is a written
+    reduction computed inside that reduction's kernel, regions.prologue, and each map over the rows of
+    written reductions run in their kernel after them, regions.row_maps), one marker per kernel where the
+    launcher is the evaluator's region kind (so each kernel is also judged alone, those fused into another
+    too; None for a standalone `load_inline` program), each region's body and its ops, and what was fused
+    into what."""
+    problem = problem_from_dict(task)
+    traced = trace_source(problem.source)
+    fused = fused_prologues(traced, written) if fuse else Fused(list(written), [], {})
+    rows = fused_row_maps(traced, fused.program) if fuse else RowMaps(fused.program, [], {})
+    alone = [*fused.alone, *rows.alone] if launcher == "nvrtc" else []
     return {
-        "code": export_program(problem_from_dict(task), written, launcher),
-        "regions": region_markers(written) if launcher == "nvrtc" else None,
+        "code": export_program(problem, rows.program, launcher, alone),
+        "regions": region_markers([*rows.program, *alone]) if launcher == "nvrtc" else None,
         "bodies": {w.region.id: w.body for w in written},
         "region_ops": {w.region.id: list(dict.fromkeys(s.target for s in w.region.steps)) for w in written},
+        "prologues": fused.into,
+        "row_maps": rows.into,
     }

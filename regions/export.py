@@ -42,12 +42,19 @@ class Written(NamedTuple):
     body: str
 
 
-def export_program(problem: Problem, written: Sequence[Written], launcher: Launcher = "load_inline") -> str:
+def export_program(
+    problem: Problem,
+    written: Sequence[Written],
+    launcher: Launcher = "load_inline",
+    alone: Sequence[Written] = (),
+) -> str:
     """The whole candidate program (a fenced-free Python module defining ModelNew): the reference's graph
     with each written region replaced by one call of its kernel (one extension or module per region).
 
     `load_inline` gives the standalone KernelBench program any harness can judge (an nvcc build);
     `nvrtc` gives the evaluator's region kind, which compiles in milliseconds (evaluator.regions.launch).
+    `alone`: kernels the program loads but forward never calls (a region fused into another's kernel,
+    regions.prologue and regions.row_maps, still judged by itself: the evaluator's region kind only).
     """
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher must be one of {LAUNCHERS}, not {launcher!r}")
@@ -63,7 +70,9 @@ def export_program(problem: Problem, written: Sequence[Written], launcher: Launc
         if launcher == "nvrtc"
         else "from torch.utils.cpp_extension import load_inline"
     )
-    loading = "".join(loader(*w) for w in written)
+    if alone and launcher != "nvrtc":
+        raise ValueError("kernels judged alone are the evaluator's region kind's (launcher 'nvrtc')")
+    loading = "".join(loader(*w) for w in [*written, *alone])
     ids = ", ".join(w.region.id for w in written)
     return f'''import torch
 import torch.nn as nn
