@@ -37,9 +37,17 @@ def summarise(table: dict[str, dict[str, dict[str, Any]]], arms: list[str]) -> d
     correct over the tasks every arm got right (so the arms' geomeans compare)."""
     common = [t for t, cells in table.items() if all(cells.get(a, {}).get("strict") for a in arms)]
     out: dict[str, Any] = {"tasks_every_arm_got_right": len(common)}
+    first = arms[0]
     for arm in arms:
         cells = [cells[arm] for cells in table.values() if arm in cells]
-        out[arm] = counts(cells) | {"geomean_eager_common": geomean([table[t][arm]["eager"] for t in common])}
+        out[arm] = counts(cells) | {
+            "geomean_eager_common": geomean([table[t][arm]["eager"] for t in common]),
+            # the first arm's own time over this arm's: each candidate's median, no reference in it (a
+            # reference timed in another process moves a speedup by itself: 2.4 vs 3.4 ms measured)
+            f"time_{first}_over_this": geomean(
+                [table[t][first]["ms"] / table[t][arm]["ms"] for t in common if table[t][arm].get("ms")]
+            ),
+        }
     return out
 
 
@@ -49,19 +57,25 @@ def markdown(
     def x(v: float) -> str:
         return f"{v:.2f}x" if v else "-"
 
-    head = " | ".join(f"{a}: verdict | x eager | x compile" for a in arms)
+    def ms(v: float | None) -> str:
+        return f"{v:.4g}" if v else "-"
+
+    head = " | ".join(f"{a}: verdict | x eager | x compile | ms" for a in arms)
     lines = [
         f"Measured on {device}; every arm in one run.",
         "",
         f"| task | {head} |",
-        "|---|" + "---|" * 3 * len(arms),
+        "|---|" + "---|" * 4 * len(arms),
     ]
     for task in sorted(table):
         cells = [table[task].get(a) for a in arms]
         lines.append(
             f"| {task} | "
             + " | ".join(
-                f"{c['verdict']} | {x(c['eager'])} | {x(c['compile'])}" if c else "- | - | -" for c in cells
+                f"{c['verdict']} | {x(c['eager'])} | {x(c['compile'])} | {ms(c.get('ms'))}"
+                if c
+                else "- | - | - | -"
+                for c in cells
             )
             + " |"
         )
@@ -69,10 +83,16 @@ def markdown(
     for arm in arms:
         s = summary[arm]
         gm = f"{s['geomean_eager_common']:.2f}x" if s["geomean_eager_common"] else "-"
+        ratio = s[f"time_{arms[0]}_over_this"]
+        own = (
+            f"; the candidates' own times, {arms[0]}'s over {arm}'s: {ratio:.2f}x (geomean)"
+            if ratio and arm != arms[0]
+            else ""
+        )
         lines.append(
             f"- {arm}: {s['strict']} of {s['tasks']} strictly correct; {s['faster_eager']} at least 1.05x "
             f"eager, {s['faster_compile']} at least 1.05x torch.compile; geomean {gm} eager over the "
-            f"{summary['tasks_every_arm_got_right']} tasks every arm got right"
+            f"{summary['tasks_every_arm_got_right']} tasks every arm got right{own}"
         )
     return "\n".join(lines) + "\n"
 

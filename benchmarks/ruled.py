@@ -145,6 +145,10 @@ def cell(verdict: dict[str, Any]) -> dict[str, Any]:
         "eager": float(verdict.get("speedup_eager") or 0.0) if strict else 0.0,
         "compile": float(verdict.get("speedup_compile") or 0.0) if strict else 0.0,
         "share": verdict.get("custom_kernel_share"),
+        # the candidate's own median time, ms (its speedups divide the reference's, timed in its process)
+        "ms": float(((verdict.get("evidence") or {}).get("timing") or {}).get("candidate", {}).get("ms") or 0)
+        if strict
+        else 0.0,
     }
 
 

@@ -28,11 +28,12 @@ from regions.export import Written
 from regions.library import PRELUDE
 from regions.model import Region, TensorInfo
 from regions.partition import REDUCE
-from regions.prologue import map_function
+from regions.prologue import Function, map_function
 from regions.rows import Rows, reduced_dims, rows_of
 from regions.trace import Traced
 
 _STORE = re.compile(r"\bp_out\[i\] = ")
+_STORED = re.compile(r"\bp_out\[i\] = ([^;]*);")
 _LAMBDA = re.compile(r"\[&\]\([^)]*\)\s*->\s*[\w&]+\s*\{")
 
 
@@ -72,9 +73,38 @@ def fused_row_maps(traced: Traced, written: Sequence[Written]) -> RowMaps:
 
 def row_map(m: Written, stats: list[Written], traced: Traced) -> Written | None:
     """The map with its reductions in one kernel; None where they do not fit (see the module's doc)."""
-    layout = _rows(stats, m.region, traced)
-    if layout is None:
+    rows = _rows(stats, m.region, traced)
+    if rows is None:
         return None
+    layout, blocks = rows
+    values = frozenset(s.region.output.name for s in stats)
+    function = map_function(m, values)
+    built = (
+        _block_kernel(m, stats, layout, function) if blocks else _thread_kernel(m, stats[0], layout, function)
+    )
+    if built is None:
+        return None
+    contract, tensors = built
+    if not compile_kernel(contract.head, name=f"{contract.kernel_name}.cu").ok:
+        return None
+    region = Region(
+        m.region.id,
+        "reduce",
+        [n for s in stats for n in s.region.nodes] + m.region.nodes,
+        tensors,
+        m.region.output,
+        [step for s in stats for step in s.region.steps] + m.region.steps,
+        [(n, v) for n, v in {k: v for r in (*stats, m) for k, v in r.region.scalars}.items()],
+        sum(w.region.cost for w in (*stats, m)),
+    )
+    return Written(region, contract, "")
+
+
+def _block_kernel(
+    m: Written, stats: list[Written], layout: Rows, function: Function
+) -> tuple[Contract, list[TensorInfo]] | None:
+    """Reductions of a block a row: each a device function every thread leaves with the row's value, then
+    the block's threads run the map over the row's elements in strided shares."""
     pieces = [_row_function(s) for s in stats]
     if any(p is None for p in pieces):
         return None
@@ -83,25 +113,12 @@ def row_map(m: Written, stats: list[Written], traced: Traced) -> Written | None:
     scalars = list(dict.fromkeys(n for r in (*(s.region for s in stats), m.region) for n, _ in r.scalars))
     pointer = {t.name: f"p_kg_in{k}" for k, t in enumerate(tensors)}
     kernel = f"region_{m.region.id}"
-    signature = (
-        f'extern "C" __global__ void {kernel}('
-        + ", ".join(
-            [f"const float* __restrict__ {pointer[t.name]}" for t in tensors]
-            + ["float* __restrict__ p_out"]
-            + [f"float {s}" for s in scalars]
-            + ["int64_t n"]
-        )
-        + ")"
-    )
+    signature = _signature(kernel, [pointer[t.name] for t in tensors], scalars)
     calls = "".join(
         f"    const float kg_v{k} = {name}({', '.join(_args(s.contract, pointer) + ['n'])});\n"
         for k, (s, (name, _)) in enumerate(zip(stats, pieces, strict=True))
     )
     value_of = {s.region.output.name: f"kg_v{k}" for k, s in enumerate(stats)}
-    function = map_function(m, values)
-    args = [value_of.get(t.name) or pointer[t.name] for t in m.region.inputs] + [
-        s for s, _ in m.region.scalars
-    ]
     threads = stats[0].contract.launch["block"][0]
     body = (
         f"{signature} {{\n{calls}"
@@ -109,59 +126,106 @@ def row_map(m: Written, stats: list[Written], traced: Traced) -> Written | None:
         f"    const int64_t base = {layout.base};\n"
         f"    for (int64_t k = threadIdx.x; k < {layout.length}; k += {threads}) {{\n"
         f"        const int64_t kg_e = base + {layout.at('k')};  // the row's k-th element\n"
-        f"        p_out[kg_e] = {function.name}(kg_e, {', '.join(args)});\n    }}\n}}\n"
+        f"        p_out[kg_e] = {_call(m, function, pointer, value_of)};\n    }}\n}}\n"
     )
     source = f"{PRELUDE}\n" + "".join(code for _, code in pieces) + function.code + body
-    if not compile_kernel(source, name=f"{kernel}.cu").ok:
+    launch = _launch(m, kernel, tensors, scalars, layout.rows)
+    launch |= {"block": [threads, 1, 1], "grid": [layout.rows, 1, 1]}
+    return Contract(m.region.id, "reduce", kernel, signature, source, "", "", launch), tensors
+
+
+def _thread_kernel(
+    m: Written, stat: Written, layout: Rows, function: Function
+) -> tuple[Contract, list[TensorInfo]] | None:
+    """A reduction of one thread a row (its first contract: short rows, many of them): its kernel as it
+    is, the row's value kept where it stored it, and the same thread runs the map over the row's
+    elements (neighbouring threads hold neighbouring rows, so each element's store is coalesced where the
+    row's elements are strided)."""
+    source = stat.contract.assemble(stat.body)
+    signature = stat.contract.signature
+    if signature not in source or "float* __restrict__ p_out" not in signature:
         return None
-    launch = {
+    before, after = source.split(signature, 1)
+    stores = _STORED.findall(after)
+    if len(stores) != 1 or after.count("p_out") != 1:  # the store alone
+        return None
+    params = [p.strip() for p in signature[signature.index("(") + 1 : signature.rindex(")")].split(",")]
+    own = stat.contract.launch["inputs"]
+    pointer = {fx: param.rsplit(" ", 1)[1] for fx, param in zip(own, params, strict=False)}
+    extra = [t for t in m.region.inputs if t.name not in pointer and t.name != stat.region.output.name]
+    pointer |= {t.name: f"p_kg_in{k}" for k, t in enumerate(extra)}
+    scalars = list(stat.contract.launch["scalars"])
+    scalars += [n for n, _ in m.region.scalars if n not in scalars]
+    kernel = f"region_{m.region.id}"
+    new_signature = _signature(
+        kernel, [pointer[fx] for fx in own] + [pointer[t.name] for t in extra], scalars
+    )
+    value_of = {stat.region.output.name: "kg_v0"}
+    loop = (
+        "{\n            const float kg_v0 = \\1;  // the row's value\n"
+        f"            const int64_t kg_base = {layout.base};\n"
+        f"            for (int64_t kg_k = 0; kg_k < {layout.length}; ++kg_k) {{\n"
+        f"                const int64_t kg_e = kg_base + {layout.at('kg_k')};  // the row's k-th element\n"
+        f"                p_out[kg_e] = {_call(m, function, pointer, value_of)};\n"
+        "            }\n        }"
+    )
+    head = (
+        before.replace(PRELUDE, PRELUDE + "\n" + function.code, 1) + new_signature + _STORED.sub(loop, after)
+    )
+    tensors = [next(t for t in stat.region.inputs if t.name == fx) for fx in own] + extra
+    launch = _launch(m, kernel, tensors, scalars, layout.rows)
+    return Contract(m.region.id, "reduce", kernel, new_signature, head, "", "", launch), tensors
+
+
+def _signature(kernel: str, pointers: list[str], scalars: list[str]) -> str:
+    params = [f"const float* __restrict__ {p}" for p in pointers] + ["float* __restrict__ p_out"]
+    params += [f"float {s}" for s in scalars] + ["int64_t n"]
+    return f'extern "C" __global__ void {kernel}({", ".join(params)})'
+
+
+def _call(m: Written, function: Function, pointer: dict[str, str], value_of: dict[str, str]) -> str:
+    """The map's function at element kg_e: its inputs by the kernel's pointers or the rows' values."""
+    args = [value_of.get(t.name) or pointer[t.name] for t in m.region.inputs]
+    return f"{function.name}(kg_e, {', '.join(args + [s for s, _ in m.region.scalars])})"
+
+
+def _launch(m: Written, kernel: str, tensors: list[TensorInfo], scalars: list[str], rows: int) -> dict:
+    return {
         "kernel": kernel,
         "inputs": [t.name for t in tensors],
         "output": m.region.output.name,
         "output_shape": list(m.region.output.shape),
         "scalars": scalars,
-        "count": layout.rows,
-        "block": [threads, 1, 1],
-        "grid": [layout.rows, 1, 1],
+        "count": rows,
     }
-    contract = Contract(m.region.id, "reduce", kernel, signature, source, "", "", launch)
-    steps = [step for s in stats for step in s.region.steps] + m.region.steps
-    region = Region(
-        m.region.id,
-        "reduce",
-        [n for s in stats for n in s.region.nodes] + m.region.nodes,
-        tensors,
-        m.region.output,
-        steps,
-        [(n, v) for n, v in {k: v for r in (*stats, m) for k, v in r.region.scalars}.items()],
-        sum(w.region.cost for w in (*stats, m)),
-    )
-    return Written(region, contract, "")
 
 
-def _rows(stats: list[Written], m: Region, traced: Traced) -> Rows | None:
-    """The rows every reduction folds, where they are one layout of one tensor shape that the map's output
-    has, each reduction runs a block a row over them, and the map reads each value at its element's row."""
+def _rows(stats: list[Written], m: Region, traced: Traced) -> tuple[Rows, bool] | None:
+    """The rows every reduction folds and whether they run a block a row (else one thread a row, one
+    reduction alone), where they are one layout of one tensor shape that the map's output has and the map
+    reads each value at its element's row."""
     layouts = []
     for s in stats:
         step = next((st for st in s.region.steps if st.target in REDUCE), None)
         launch = s.contract.launch
-        if step is None or launch.get("zero") or "block" not in launch:
+        if step is None or launch.get("zero"):
             return None
         shape = _shape(traced, step.args[0])
         if shape != tuple(m.output.shape):
             return None
         layout = rows_of(step, shape)
-        if launch["grid"] != [layout.rows, 1, 1] or launch["count"] != layout.rows:
-            return None  # not a block a row (split rows, or one thread a row)
+        if launch["count"] != layout.rows:
+            return None
+        if "block" in launch and launch["grid"] != [layout.rows, 1, 1]:
+            return None  # split rows: no block holds a whole row
         kept = [1 if d in reduced_dims(step, shape) else size for d, size in enumerate(shape)]
         out = tuple(s.region.output.shape)
         if tuple([1] * (len(shape) - len(out)) + list(out)) != tuple(kept):
             return None  # the map would read the value at another element than its row's
-        layouts.append((layout.rows, layout.length, layout.base, layout.strides, tuple(launch["block"])))
-    if len(set(layouts)) != 1:
+        layouts.append((layout, tuple(launch.get("block", ()))))
+    if len(set(layouts)) != 1 or (not layouts[0][1] and len(stats) > 1):
         return None
-    return rows_of(next(st for st in stats[0].region.steps if st.target in REDUCE), tuple(m.output.shape))
+    return layouts[0][0], bool(layouts[0][1])
 
 
 def _shape(traced: Traced, name: str) -> tuple[int, ...] | None:

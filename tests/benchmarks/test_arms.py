@@ -8,7 +8,9 @@ from pathlib import Path
 from benchmarks import arms
 
 
-def _verdict(job_id: str, verdict: str = "correct", eager: float = 1.0, compile_: float = 1.0) -> dict:
+def _verdict(
+    job_id: str, verdict: str = "correct", eager: float = 1.0, compile_: float = 1.0, ms: float = 1.0
+) -> dict:
     counted = "strict" if verdict == "correct" else None
     return {
         "job_id": job_id,
@@ -16,7 +18,7 @@ def _verdict(job_id: str, verdict: str = "correct", eager: float = 1.0, compile_
         "counted": counted,
         "speedup_eager": eager,
         "speedup_compile": compile_,
-        "evidence": {"gpu": "NVIDIA H100 80GB HBM3"},
+        "evidence": {"gpu": "NVIDIA H100 80GB HBM3", "timing": {"candidate": {"ms": ms}}},
     }
 
 
@@ -24,8 +26,8 @@ def test_each_task_gets_a_cell_per_arm_and_the_geomean_compares_tasks_every_arm_
     tmp_path: Path, capsys
 ) -> None:  # noqa: ANN001
     lines = [
-        _verdict("zero_shot:L1/Sum|Sum/r0s0/old", eager=0.5),
-        _verdict("zero_shot:L1/Sum|Sum/r0s0/new", eager=2.0, compile_=1.5),
+        _verdict("zero_shot:L1/Sum|Sum/r0s0/old", eager=0.5, ms=0.3),
+        _verdict("zero_shot:L1/Sum|Sum/r0s0/new", eager=2.0, compile_=1.5, ms=0.1),
         _verdict("zero_shot:L1/Scan|Scan/r0s0/old", eager=1.2),
         _verdict("zero_shot:L1/Scan|Scan/r0s0/new", verdict="wrong_output", eager=9.0),
         _verdict("zero_shot:L1/Only|Only/r0s0/new", eager=1.1),
@@ -42,10 +44,13 @@ def test_each_task_gets_a_cell_per_arm_and_the_geomean_compares_tasks_every_arm_
         "faster_eager": 1,
         "faster_compile": 0,
         "geomean_eager_common": 0.5,
+        "time_old_over_this": 1.0,
     }
     assert summary["new"]["strict"] == 2 and summary["new"]["faster_eager"] == 2
     assert summary["new"]["geomean_eager_common"] == 2.0  # the wrong Scan's 9x counts nowhere
+    assert round(summary["new"]["time_old_over_this"], 9) == 3.0  # its own 0.1 ms against the old arm's 0.3
     text = capsys.readouterr().out
-    assert "| L1/Only | - | - | - | correct | 1.10x | 1.00x |" in text
-    assert "| L1/Scan | correct | 1.20x | 1.00x | wrong_output | - | - |" in text
+    assert "| L1/Only | - | - | - | - | correct | 1.10x | 1.00x | 1 |" in text
+    assert "| L1/Scan | correct | 1.20x | 1.00x | 1 | wrong_output | - | - | - |" in text
+    assert "the candidates' own times, old's over new's: 3.00x" in text
     assert "NVIDIA H100 80GB HBM3" in text

@@ -10,17 +10,21 @@ import pytest
 
 from evaluator.problem import load_problem, problem_from_source, problem_to_dict
 from regions.assemble import assemble
+from regions.emulate import emulate
 from regions.export import Written
 from regions.offering import contracted, cut
 from regions.partition import offer
-from regions.row_maps import fused_row_maps
+from regions.prologue import fused_prologues
+from regions.row_maps import fused_row_maps, row_map
 from regions.rules import rule_body
 from regions.shapes import ruled_launch
 from regions.trace import trace_source
 
-# family tasks whose statistics run a block a row: a sum (with |x| fused before it), a mean and a
-# variance with its rsqrt, a standard deviation, strided rows (a batch norm's channels)
+# family tasks: statistics of one thread a row (an RMS norm's mean of squares over a strided dim), and of
+# a block a row: a sum (with |x| fused before it), a mean and a variance with its rsqrt, a standard
+# deviation, strided rows (a batch norm's channels)
 TASKS = (
+    "level1/20_RMS_Norm_Channels.py",
     "level1/21_L1_Normalize_Rows.py",
     "level1/9_Group_Norm_Four_Groups.py",
     "level1/8_Instance_Norm_Maps.py",
@@ -52,6 +56,11 @@ SHARED = ROWS.replace(
     "s = torch.sum(x, dim=1, keepdim=True)\n        return x / s + torch.amax(s)",
 )
 SHORT = ROWS.replace("randn(16, 512)", "randn(512, 16)")  # rows under a block: one thread a row
+# two statistics of one thread a row each: two loops over the rows, which one kernel does not merge
+SHORT_TWO = SHORT.replace(
+    "return x / torch.sum(x, dim=1, keepdim=True)",
+    "return (x - x.mean(dim=1, keepdim=True)) / torch.amax(x, dim=1, keepdim=True)",
+)
 
 
 def _written(source: str) -> tuple[object, list[Written]]:
@@ -82,7 +91,31 @@ def test_a_map_over_a_sums_rows_runs_in_its_kernel() -> None:
     assert source.count("p_out[") == 1  # the sum's store is kept in shared memory, the map's is the kernel's
 
 
-@pytest.mark.parametrize(("source", "why"), [(COLUMNS, "columns"), (SHARED, "shared"), (SHORT, "short")])
+def test_one_thread_a_row_runs_the_map_over_its_own_row(families_dir: Path) -> None:
+    """Short rows (one thread each): the thread that folds a row writes the row's elements, and the fused
+    kernel, built as host C++ and run on the CPU, computes the RMS norm's PyTorch lines; with another map
+    body it does not (the kernel runs the map's body, not a copy of PyTorch's)."""
+    traced, written = _written(SHORT)
+    rows = fused_row_maps(traced, written)
+    (fused,) = rows.program
+    assert "block" not in fused.contract.launch and fused.contract.launch["count"] == 512
+    got = emulate(fused.region, fused.contract, fused.body)
+    assert got.ok, got.error
+    traced, written = _written((families_dir / "level1/20_RMS_Norm_Channels.py").read_text())
+    square, mean, divide = written
+    (fused,) = fused_row_maps(traced, fused_prologues(traced, written).program).program
+    assert [s.target for s in fused.region.steps][:2] == ["torch.pow", "torch.mean"]
+    got = emulate(fused.region, fused.contract, fused.body)
+    assert got.ok, got.error
+    wrong = row_map(
+        divide._replace(body="float t1 = x * t3;"), [fused_prologues(traced, written).program[0]], traced
+    )
+    assert wrong is not None and not emulate(wrong.region, wrong.contract, wrong.body).ok
+
+
+@pytest.mark.parametrize(
+    ("source", "why"), [(COLUMNS, "columns"), (SHARED, "shared"), (SHORT_TWO, "two short")]
+)
 def test_rows_stay_apart_where_the_kernel_would_be_wrong_or_has_no_block(source: str, why: str) -> None:
     traced, written = _written(source)
     rows = fused_row_maps(traced, written)
