@@ -7,17 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from one_op import by_rule, program_strictly_correct
 
 from evaluator.problem import load_problem, problem_from_source, problem_to_dict
 from regions.assemble import assemble
 from regions.emulate import emulate
-from regions.export import Written
-from regions.offering import contracted, cut
-from regions.partition import offer
 from regions.prologue import absorb, fused_prologues
-from regions.rules import rule_body
-from regions.shapes import ruled_launch
-from regions.trace import trace_source
 
 # small family tasks, one per reader skeleton: a fold with its epilogue (a norm's sqrt), a mean, a softmax's
 # rows (each_row reads the map three times), a reduction over a strided middle dim, an index reduction's
@@ -52,24 +47,10 @@ TWO_READERS = SCALED_SUM.replace(
 )
 
 
-def _written(source: str, launch: str = "first") -> tuple[object, list[Written]]:
-    """Every region offered at moderate, with the framework's own body, on its first contract or the
-    ruled shape."""
-    regions = offer(cut(trace_source(source), "moderate"), "moderate")
-    pairs, _ = contracted(regions)
-    written = []
-    for region, contract in pairs:
-        body = rule_body(region, contract)
-        assert body is not None, region.id
-        ruled = ruled_launch(region, body) if launch == "ruled" else None
-        written.append(Written(region, ruled[1] if ruled else contract, body))
-    return trace_source(source), written
-
-
 @pytest.mark.parametrize("task", TASKS)
 def test_a_map_read_only_by_a_reduction_runs_in_its_kernel(task: str, families_dir: Path) -> None:
     source = (families_dir / task).read_text()
-    traced, written = _written(source)
+    traced, written = by_rule(source, ruled=False)
     fused = fused_prologues(traced, written)
     ((reader, maps),) = fused.into.items()
     (alone,) = fused.alone
@@ -84,7 +65,7 @@ def test_a_map_read_only_by_a_reduction_runs_in_its_kernel(task: str, families_d
 
 def test_the_fused_kernel_computes_the_maps_own_body(families_dir: Path) -> None:
     """A wrong map body makes the fused kernel wrong: the reduction reads the map's body, not its output."""
-    traced, written = _written((families_dir / "level1/82_Vector_Norm.py").read_text())
+    traced, written = by_rule((families_dir / "level1/82_Vector_Norm.py").read_text(), ruled=False)
     square, norm = written
     wrong = absorb(norm, square._replace(body="float t1 = x * fabsf(x);"))
     assert wrong is not None
@@ -92,7 +73,7 @@ def test_the_fused_kernel_computes_the_maps_own_body(families_dir: Path) -> None
 
 
 def test_a_scalar_of_the_map_becomes_an_argument_of_the_fused_kernel() -> None:
-    traced, written = _written(SCALED_SUM)
+    traced, written = by_rule(SCALED_SUM, ruled=False)
     fused = fused_prologues(traced, written)
     (joined,) = fused.program
     assert joined.contract.launch["scalars"] == ["s"] and [t.name for t in joined.region.inputs] == ["x"]
@@ -102,14 +83,14 @@ def test_a_scalar_of_the_map_becomes_an_argument_of_the_fused_kernel() -> None:
 
 
 def test_a_map_with_two_readers_keeps_its_kernel() -> None:
-    traced, written = _written(TWO_READERS)
+    traced, written = by_rule(TWO_READERS, ruled=False)
     assert [w.region.kind for w in written].count("reduce") == 2
     fused = fused_prologues(traced, written)
     assert fused.into == {} and fused.alone == [] and fused.program == written
 
 
 def test_a_body_that_reads_the_maps_output_itself_stays_apart() -> None:
-    traced, written = _written(SCALED_SUM)
+    traced, written = by_rule(SCALED_SUM, ruled=False)
     square, total = written
     pointer = "p_" + total.region.inputs[0].name
     own = total._replace(body=f"for (int64_t k = 0; k < R; ++k) result += {pointer}[base + k];")
@@ -118,7 +99,7 @@ def test_a_body_that_reads_the_maps_output_itself_stays_apart() -> None:
 
 def test_the_program_calls_the_fused_kernel_and_loads_the_map_for_its_own_check(families_dir: Path) -> None:
     problem = load_problem(families_dir / "level1/46_MSE_Loss.py")
-    _, written = _written(problem.source, "ruled")
+    _, written = by_rule(problem.source)
     built = assemble(problem_to_dict(problem), written)
     apart = assemble(problem_to_dict(problem), written, fuse=False)
     assert built["prologues"] == {"r1": ["r0"]} and apart["prologues"] == {}
@@ -135,7 +116,7 @@ def test_the_program_calls_the_fused_kernel_and_loads_the_map_for_its_own_check(
 
 def test_a_standalone_program_fuses_without_loading_the_map() -> None:
     problem = problem_from_source(SCALED_SUM, name="scaled_sum")
-    _, written = _written(SCALED_SUM)
+    _, written = by_rule(SCALED_SUM, ruled=False)
     built = assemble(problem_to_dict(problem), written, launcher="load_inline")
     assert built["prologues"] == {"r1": ["r0"]} and built["regions"] is None
     assert "_kg_ext_r0" not in built["code"] and "kg_map_r0(" in built["code"]
@@ -146,19 +127,11 @@ def test_a_standalone_program_fuses_without_loading_the_map() -> None:
 def test_fused_programs_are_strictly_correct_on_the_gpu(
     task: str, eval_cache: Path, families_dir: Path
 ) -> None:
-    from evaluator.api import evaluate_many
-    from evaluator.config import EvalConfig
-    from evaluator.jobs import Job
-
     problem = load_problem(families_dir / task)
-    _, written = _written(problem.source, "ruled")
+    _, written = by_rule(problem.source)
     built = assemble(problem_to_dict(problem), written)
     assert built["prologues"], task
-    job = Job(task, problem, built["code"], code=built["code"], extracted=True, regions=built["regions"])
-    config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=10)
-    (verdict,) = evaluate_many([job], config)
-    assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
-    assert {r["verdict"] for r in verdict["evidence"]["regions"]} == {"correct"}
+    program_strictly_correct(problem, built["code"], built["regions"], eval_cache, trials=10)
 
 
 def test_show_says_which_map_runs_inside_which_reduction(

@@ -7,18 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from one_op import by_rule, program_strictly_correct
 
 from evaluator.problem import load_problem, problem_from_source, problem_to_dict
 from regions.assemble import assemble
 from regions.emulate import emulate
-from regions.export import Written
-from regions.offering import contracted, cut
-from regions.partition import offer
 from regions.prologue import fused_prologues
 from regions.row_maps import fused_row_maps, row_map
-from regions.rules import rule_body
-from regions.shapes import ruled_launch
-from regions.trace import trace_source
 
 # family tasks: statistics of one thread a row (an RMS norm's mean of squares over a strided dim), and of
 # a block a row: a sum (with |x| fused before it), a mean and a variance with its rsqrt, a standard
@@ -63,20 +58,8 @@ SHORT_TWO = SHORT.replace(
 )
 
 
-def _written(source: str) -> tuple[object, list[Written]]:
-    regions = offer(cut(trace_source(source), "moderate"), "moderate")
-    pairs, _ = contracted(regions)
-    written = []
-    for region, contract in pairs:
-        body = rule_body(region, contract)
-        assert body is not None, region.id
-        ruled = ruled_launch(region, body)
-        written.append(Written(region, ruled[1] if ruled else contract, body))
-    return trace_source(source), written
-
-
 def test_a_map_over_a_sums_rows_runs_in_its_kernel() -> None:
-    traced, written = _written(ROWS)
+    traced, written = by_rule(ROWS)
     total, divide = written
     rows = fused_row_maps(traced, written)
     assert rows.into == {divide.region.id: [total.region.id]} and rows.alone == [total]
@@ -95,13 +78,13 @@ def test_one_thread_a_row_runs_the_map_over_its_own_row(families_dir: Path) -> N
     """Short rows (one thread each): the thread that folds a row writes the row's elements, and the fused
     kernel, built as host C++ and run on the CPU, computes the RMS norm's PyTorch lines; with another map
     body it does not (the kernel runs the map's body, not a copy of PyTorch's)."""
-    traced, written = _written(SHORT)
+    traced, written = by_rule(SHORT)
     rows = fused_row_maps(traced, written)
     (fused,) = rows.program
     assert "block" not in fused.contract.launch and fused.contract.launch["count"] == 512
     got = emulate(fused.region, fused.contract, fused.body)
     assert got.ok, got.error
-    traced, written = _written((families_dir / "level1/20_RMS_Norm_Channels.py").read_text())
+    traced, written = by_rule((families_dir / "level1/20_RMS_Norm_Channels.py").read_text())
     square, mean, divide = written
     (fused,) = fused_row_maps(traced, fused_prologues(traced, written).program).program
     assert [s.target for s in fused.region.steps][:2] == ["torch.pow", "torch.mean"]
@@ -117,7 +100,7 @@ def test_one_thread_a_row_runs_the_map_over_its_own_row(families_dir: Path) -> N
     ("source", "why"), [(COLUMNS, "columns"), (SHARED, "shared"), (SHORT_TWO, "two short")]
 )
 def test_rows_stay_apart_where_the_kernel_would_be_wrong_or_has_no_block(source: str, why: str) -> None:
-    traced, written = _written(source)
+    traced, written = by_rule(source)
     rows = fused_row_maps(traced, written)
     assert rows.into == {} and rows.program == written, why
 
@@ -125,7 +108,7 @@ def test_rows_stay_apart_where_the_kernel_would_be_wrong_or_has_no_block(source:
 @pytest.mark.parametrize("task", TASKS)
 def test_family_norms_fuse_their_statistics(task: str, families_dir: Path) -> None:
     problem = load_problem(families_dir / task)
-    _, written = _written(problem.source)
+    _, written = by_rule(problem.source)
     built = assemble(problem_to_dict(problem), written)
     ((target, stats),) = built["row_maps"].items()
     forward = built["code"][built["code"].index("class ModelNew") :]
@@ -136,7 +119,7 @@ def test_family_norms_fuse_their_statistics(task: str, families_dir: Path) -> No
 
 def test_fusion_off_keeps_every_kernel() -> None:
     problem = problem_from_source(ROWS, name="rows")
-    _, written = _written(ROWS)
+    _, written = by_rule(ROWS)
     built = assemble(problem_to_dict(problem), written, fuse=False)
     assert built["row_maps"] == {} and built["prologues"] == {}
     assert sorted(m["id"] for m in built["regions"]) == sorted(w.region.id for w in written)
@@ -145,16 +128,8 @@ def test_fusion_off_keeps_every_kernel() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("task", TASKS)
 def test_fused_rows_are_strictly_correct_on_the_gpu(task: str, eval_cache: Path, families_dir: Path) -> None:
-    from evaluator.api import evaluate_many
-    from evaluator.config import EvalConfig
-    from evaluator.jobs import Job
-
     problem = load_problem(families_dir / task)
-    _, written = _written(problem.source)
+    _, written = by_rule(problem.source)
     built = assemble(problem_to_dict(problem), written)
     assert built["row_maps"], task
-    job = Job(task, problem, built["code"], code=built["code"], extracted=True, regions=built["regions"])
-    config = EvalConfig(backend="cuda", cache_dir=str(eval_cache), reference_compile="off", timing_trials=10)
-    (verdict,) = evaluate_many([job], config)
-    assert verdict["verdict"] == "correct", (verdict["evidence"], verdict["log_tail"][-2000:])
-    assert {r["verdict"] for r in verdict["evidence"]["regions"]} == {"correct"}
+    program_strictly_correct(problem, built["code"], built["regions"], eval_cache, trials=10)
