@@ -9,9 +9,11 @@ reduction's kernel (a block a row: block_row, block_fold) becomes a device funct
 thread of the block leaves with the row's value (its store `p_out[i] = v` kept in shared memory instead);
 the map's body becomes a device function of the element (regions.prologue.map_function) that takes those
 values as floats. The kernel the framework writes calls the reductions, then runs the map over the row's
-elements in strided shares and stores them. A group fuses only where every reduction runs a block a row
-over the same rows of the same shape, the map's output has the reduced tensor's shape and reads each
-value at the element's own row, and NVRTC compiles the kernel; otherwise every kernel stays apart. The
+elements in strided shares and stores them. A reduction of one thread a row (short rows, its first
+contract) keeps its kernel, and the thread that folds a row writes the map over it. A group fuses only
+where every reduction runs a block a row (or, alone, one thread a row) over the same rows of the same
+shape, the map's output has the reduced tensor's shape and reads each value at the element's own row,
+and NVRTC compiles the kernel; otherwise every kernel stays apart. The
 fused kernel is judged against all of the regions' PyTorch lines under the map's id; each reduction's own
 kernel is still judged alone.
 """
