@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from evaluator.regions.nvrtc import compile_kernel
+from regions.contract import Contract
 from regions.export import Written
 from regions.model import Region, TensorInfo
 from regions.pointwise import preloaded
@@ -83,14 +84,14 @@ def absorb(reader: Written, producer: Written) -> Written | None:
     reader's kernel reads that output other than by index (`p_t0[...]`) or the fused kernel does not
     compile."""
     tensor = producer.region.output
-    pointer = f"p_{c_names(reader.region)[tensor.name]}"
     contract = reader.contract
-    if re.search(rf"\b{pointer}\b", reader.body):  # the body reads memory itself: it stays apart
+    pointers = kernel_pointers(contract)
+    pointer = pointers.get(tensor.name)
+    if pointer is None or re.search(rf"\b{pointer}\b", reader.body):  # the body reads memory itself
         return None
-    shared = {t.name for t in reader.region.inputs}
-    new_inputs = [t for t in producer.region.inputs if t.name not in shared]
+    new_inputs = [t for t in producer.region.inputs if t.name not in pointers]
     new_scalars = [s for s in producer.region.scalars if s[0] not in {n for n, _ in reader.region.scalars}]
-    arguments = _arguments(reader.region, producer.region, new_inputs)
+    arguments = _arguments(pointers, producer.region, new_inputs)
     function = map_function(producer)
     signature = _signature(contract.signature, pointer, new_inputs, new_scalars, producer.region)
     at = contract.head.index(contract.signature)
@@ -106,11 +107,12 @@ def absorb(reader: Written, producer: Written) -> Written | None:
     if not compile_kernel(fused.assemble(reader.body), name=f"{contract.kernel_name}.cu").ok:
         return None
     region = reader.region
+    tensors = {t.name: t for t in [*region.inputs, *new_inputs]}
     joined = Region(
         region.id,
         region.kind,
         producer.region.nodes + region.nodes,
-        [t for t in region.inputs if t.name != tensor.name] + new_inputs,
+        [tensors[name] for name in launch["inputs"]],  # the judge passes them in the launch's order
         region.output,
         producer.region.steps + region.steps,
         region.scalars + new_scalars,
@@ -127,7 +129,7 @@ class Function(NamedTuple):
 
 
 def map_function(producer: Written, values: frozenset[str] = frozenset()) -> Function:
-    """The map's body as `kg_prologue_<id>(i, inputs..., scalars...)`: each input a pointer read at its
+    """The map's body as `kg_map_<id>(i, inputs..., scalars...)`: each input a pointer read at its
     broadcast index of element i, as the map's first contract loads it, or (named in `values`) a float the
     caller has (a row's statistic, regions.row_maps)."""
     region = producer.region
@@ -151,12 +153,20 @@ def map_function(producer: Written, values: frozenset[str] = frozenset()) -> Fun
     return Function(name, code)
 
 
-def _arguments(reader: Region, producer: Region, new_inputs: list[TensorInfo]) -> str:
+def kernel_pointers(contract: Contract) -> dict[str, str]:
+    """Tensor name -> the kernel's pointer parameter for it: the signature's pointers are the launch's
+    inputs, in order."""
+    signature = contract.signature
+    params = [p.strip() for p in signature[signature.index("(") + 1 : signature.rindex(")")].split(",")]
+    names = [p.rsplit(" ", 1)[1] for p in params if p.startswith("const float*")]
+    return dict(zip(contract.launch["inputs"], names, strict=True))
+
+
+def _arguments(pointers: dict[str, str], producer: Region, new_inputs: list[TensorInfo]) -> str:
     """The call's arguments after the index: the map's inputs by the fused kernel's pointer names (a tensor
-    the reader also reads keeps the reader's name), then its scalars."""
-    names = c_names(reader)
+    the reader also reads keeps the reader's pointer), then its scalars."""
     fresh = {t.name: f"p_kg_{producer.id}_{k}" for k, t in enumerate(new_inputs)}
-    pointers = [fresh.get(t.name) or f"p_{names[t.name]}" for t in producer.inputs]
+    pointers = [fresh.get(t.name) or pointers[t.name] for t in producer.inputs]
     own = c_names(producer)  # a scalar keeps its own name in every region
     scalars = [own[s] for s, _ in producer.scalars]
     return ", ".join(pointers + scalars)

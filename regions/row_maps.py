@@ -30,7 +30,7 @@ from regions.export import Written
 from regions.library import PRELUDE
 from regions.model import Region, TensorInfo
 from regions.partition import REDUCE
-from regions.prologue import Function, map_function
+from regions.prologue import Function, kernel_pointers, map_function
 from regions.rows import Rows, reduced_dims, rows_of
 from regions.trace import Traced
 
@@ -151,9 +151,8 @@ def _thread_kernel(
     stores = _STORED.findall(after)
     if len(stores) != 1 or after.count("p_out") != 1:  # the store alone
         return None
-    params = [p.strip() for p in signature[signature.index("(") + 1 : signature.rindex(")")].split(",")]
     own = stat.contract.launch["inputs"]
-    pointer = {fx: param.rsplit(" ", 1)[1] for fx, param in zip(own, params, strict=False)}
+    pointer = kernel_pointers(stat.contract)
     extra = [t for t in m.region.inputs if t.name not in pointer and t.name != stat.region.output.name]
     pointer |= {t.name: f"p_kg_in{k}" for k, t in enumerate(extra)}
     scalars = list(stat.contract.launch["scalars"])
