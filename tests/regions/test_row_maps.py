@@ -45,13 +45,13 @@ def get_init_inputs():
 """
 # the same sum without keepdim: broadcast against the square input it divides each column, not its row
 COLUMNS = ROWS.replace("keepdim=True", "keepdim=False").replace("randn(16, 512)", "randn(512, 512)")
-# the statistic also leaves the kernel (the model returns a sum of it too)
+# the statistic is also read by PyTorch (a repeat, a copy no region computes), so it must be written
 SHARED = ROWS.replace(
     "return x / torch.sum(x, dim=1, keepdim=True)",
-    "s = torch.sum(x, dim=1, keepdim=True)\n        return x / s + torch.amax(s)",
+    "s = torch.sum(x, dim=1, keepdim=True)\n        return x / s + s.repeat(1, 512)",
 )
 SHORT = ROWS.replace("randn(16, 512)", "randn(512, 16)")  # rows under a block: one thread a row
-# two statistics of one thread a row each: two loops over the rows, which one kernel does not merge
+# two statistics of one thread a row each: two loops over the rows that one kernel does not merge
 SHORT_TWO = SHORT.replace(
     "return x / torch.sum(x, dim=1, keepdim=True)",
     "return (x - x.mean(dim=1, keepdim=True)) / torch.amax(x, dim=1, keepdim=True)",
