@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
+import torch
+
 from evaluator.regions.nvrtc import compile_kernel
 from regions.contract import Contract
 from regions.export import Written
@@ -50,12 +52,17 @@ def prologues(traced: Traced, regions: Sequence[Region]) -> dict[str, str]:
     for reader in regions:
         if reader.kind not in READERS:
             continue
-        inside = set(reader.nodes)
         for tensor in reader.inputs:
-            users = nodes[tensor.name].users if tensor.name in maps else ()
-            if users and all(user.name in inside for user in users):
+            if tensor.name in maps and read_only_by(nodes[tensor.name], reader):
                 out[maps[tensor.name]] = reader.id
     return out
+
+
+def read_only_by(node: torch.fx.Node, region: Region) -> bool:
+    """Whether every user of a tensor is one of the region's nodes (not PyTorch, another region or the
+    model's output), so the region's kernel may compute it instead of reading it."""
+    inside = set(region.nodes)
+    return bool(node.users) and all(user.name in inside for user in node.users)
 
 
 def fused_prologues(traced: Traced, written: Sequence[Written]) -> Fused:
@@ -153,11 +160,15 @@ def map_function(producer: Written, values: frozenset[str] = frozenset()) -> Fun
     return Function(name, code)
 
 
+def kernel_params(signature: str) -> list[str]:
+    """A kernel signature's parameters, each as declared (`const float* __restrict__ p_x`, `int64_t n`)."""
+    return [p.strip() for p in signature[signature.index("(") + 1 : signature.rindex(")")].split(",")]
+
+
 def kernel_pointers(contract: Contract) -> dict[str, str]:
     """Tensor name -> the kernel's pointer parameter for it: the signature's pointers are the launch's
     inputs, in order."""
-    signature = contract.signature
-    params = [p.strip() for p in signature[signature.index("(") + 1 : signature.rindex(")")].split(",")]
+    params = kernel_params(contract.signature)
     names = [p.rsplit(" ", 1)[1] for p in params if p.startswith("const float*")]
     return dict(zip(contract.launch["inputs"], names, strict=True))
 
@@ -181,16 +192,14 @@ def _signature(
 ) -> str:
     """The reader's signature without the map's output, with the map's other inputs after its own inputs
     and its other scalars after its own scalars (the launch's argument order)."""
-    open_at = signature.index("(")
-    params = [p.strip() for p in signature[open_at + 1 : signature.rindex(")")].split(",")]
-    params = [p for p in params if not p.endswith(f" {pointer}")]
+    params = [p for p in kernel_params(signature) if not p.endswith(f" {pointer}")]
     out = next(k for k, p in enumerate(params) if not p.startswith("const float*"))
     fresh = [f"const float* __restrict__ p_kg_{producer.id}_{k}" for k in range(len(new_inputs))]
     params[out:out] = fresh
     count = next(k for k, p in enumerate(params) if p.startswith("int64_t "))
     own = c_names(producer)
     params[count:count] = [f"float {own[s]}" for s, _ in new_scalars]
-    return f"{signature[: open_at + 1]}{', '.join(params)})"
+    return f"{signature[: signature.index('(') + 1]}{', '.join(params)})"
 
 
 def _indexed(code: str, pointer: str, call: str, rest: str) -> str | None:

@@ -30,12 +30,12 @@ from regions.export import Written
 from regions.library import PRELUDE
 from regions.model import Region, TensorInfo
 from regions.partition import REDUCE
-from regions.prologue import Function, kernel_pointers, map_function
+from regions.prologue import Function, kernel_params, kernel_pointers, map_function, read_only_by
 from regions.rows import Rows, reduced_dims, rows_of
+from regions.skeleton import signature_line
 from regions.trace import Traced
 
-_STORE = re.compile(r"\bp_out\[i\] = ")
-_STORED = re.compile(r"\bp_out\[i\] = ([^;]*);")
+_STORED = re.compile(r"\bp_out\[i\] = ([^;]*);")  # a reduction's store of its row's value
 _LAMBDA = re.compile(r"\[&\]\([^)]*\)\s*->\s*[\w&]+\s*\{")
 
 
@@ -59,11 +59,9 @@ def fused_row_maps(traced: Traced, written: Sequence[Written]) -> RowMaps:
         if m.region.kind != "map":
             continue
         stats = [by_output[t.name] for t in m.region.inputs if t.name in by_output]
-        if not stats or any(
-            not all(u.name in m.region.nodes for u in nodes[s.region.output.name].users) for s in stats
-        ):
+        if not stats or not all(read_only_by(nodes[s.region.output.name], m.region) for s in stats):
             continue
-        joined = row_map(m, stats, traced)
+        joined = row_map(m, stats)
         if joined is not None:
             fused[m.region.id] = joined
             alone += stats
@@ -73,9 +71,9 @@ def fused_row_maps(traced: Traced, written: Sequence[Written]) -> RowMaps:
     return RowMaps(program, alone, into)
 
 
-def row_map(m: Written, stats: list[Written], traced: Traced) -> Written | None:
+def row_map(m: Written, stats: list[Written]) -> Written | None:
     """The map with its reductions in one kernel; None where they do not fit (see the module's doc)."""
-    rows = _rows(stats, m.region, traced)
+    rows = _rows(stats, m.region)
     if rows is None:
         return None
     layout, blocks = rows
@@ -96,7 +94,7 @@ def row_map(m: Written, stats: list[Written], traced: Traced) -> Written | None:
         tensors,
         m.region.output,
         [step for s in stats for step in s.region.steps] + m.region.steps,
-        [(n, v) for n, v in {k: v for r in (*stats, m) for k, v in r.region.scalars}.items()],
+        list({n: v for r in (*stats, m) for n, v in r.region.scalars}.items()),
         sum(w.region.cost for w in (*stats, m)),
     )
     return Written(region, contract, "")
@@ -115,7 +113,9 @@ def _block_kernel(
     scalars = list(dict.fromkeys(n for r in (*(s.region for s in stats), m.region) for n, _ in r.scalars))
     pointer = {t.name: f"p_kg_in{k}" for k, t in enumerate(tensors)}
     kernel = f"region_{m.region.id}"
-    signature = _signature(kernel, [pointer[t.name] for t in tensors], scalars)
+    signature = signature_line(
+        kernel, [pointer[t.name].removeprefix("p_") for t in tensors], "out", scalars, ["n"]
+    )
     calls = "".join(
         f"    const float kg_v{k} = {name}({', '.join(_args(s.contract, pointer) + ['n'])});\n"
         for k, (s, (name, _)) in enumerate(zip(stats, pieces, strict=True))
@@ -143,14 +143,10 @@ def _thread_kernel(
     is, the row's value kept where it stored it, and the same thread runs the map over the row's
     elements (neighbouring threads hold neighbouring rows, so each element's store is coalesced where the
     row's elements are strided)."""
-    source = stat.contract.assemble(stat.body)
-    signature = stat.contract.signature
-    if signature not in source or "float* __restrict__ p_out" not in signature:
+    parts = _kernel_parts(stat)
+    if parts is None:
         return None
-    before, after = source.split(signature, 1)
-    stores = _STORED.findall(after)
-    if len(stores) != 1 or after.count("p_out") != 1:  # the store alone
-        return None
+    before, after = parts
     own = stat.contract.launch["inputs"]
     pointer = kernel_pointers(stat.contract)
     extra = [t for t in m.region.inputs if t.name not in pointer and t.name != stat.region.output.name]
@@ -158,9 +154,8 @@ def _thread_kernel(
     scalars = list(stat.contract.launch["scalars"])
     scalars += [n for n, _ in m.region.scalars if n not in scalars]
     kernel = f"region_{m.region.id}"
-    new_signature = _signature(
-        kernel, [pointer[fx] for fx in own] + [pointer[t.name] for t in extra], scalars
-    )
+    pointers = [pointer[name].removeprefix("p_") for name in [*own, *(t.name for t in extra)]]
+    new_signature = signature_line(kernel, pointers, "out", scalars, ["n"])
     value_of = {stat.region.output.name: "kg_v0"}
     loop = (
         "{\n            const float kg_v0 = \\1;  // the row's value\n"
@@ -170,18 +165,10 @@ def _thread_kernel(
         f"                p_out[kg_e] = {_call(m, function, pointer, value_of)};\n"
         "            }\n        }"
     )
-    head = (
-        before.replace(PRELUDE, PRELUDE + "\n" + function.code, 1) + new_signature + _STORED.sub(loop, after)
-    )
+    head = f"{PRELUDE}\n{function.code}{before}{new_signature}{_STORED.sub(loop, after)}"
     tensors = [next(t for t in stat.region.inputs if t.name == fx) for fx in own] + extra
     launch = _launch(m, kernel, tensors, scalars, layout.rows)
     return Contract(m.region.id, "reduce", kernel, new_signature, head, "", "", launch), tensors
-
-
-def _signature(kernel: str, pointers: list[str], scalars: list[str]) -> str:
-    params = [f"const float* __restrict__ {p}" for p in pointers] + ["float* __restrict__ p_out"]
-    params += [f"float {s}" for s in scalars] + ["int64_t n"]
-    return f'extern "C" __global__ void {kernel}({", ".join(params)})'
 
 
 def _call(m: Written, function: Function, pointer: dict[str, str], value_of: dict[str, str]) -> str:
@@ -201,7 +188,7 @@ def _launch(m: Written, kernel: str, tensors: list[TensorInfo], scalars: list[st
     }
 
 
-def _rows(stats: list[Written], m: Region, traced: Traced) -> tuple[Rows, bool] | None:
+def _rows(stats: list[Written], m: Region) -> tuple[Rows, bool] | None:
     """The rows every reduction folds and whether they run a block a row (else one thread a row, one
     reduction alone), where they are one layout of one tensor shape that the map's output has and the map
     reads each value at its element's row."""
@@ -211,7 +198,7 @@ def _rows(stats: list[Written], m: Region, traced: Traced) -> tuple[Rows, bool] 
         launch = s.contract.launch
         if step is None or launch.get("zero"):
             return None
-        shape = _shape(traced, step.args[0])
+        shape = _shape(s.region, step.args[0])
         if shape != tuple(m.output.shape):
             return None
         layout = rows_of(step, shape)
@@ -229,39 +216,51 @@ def _rows(stats: list[Written], m: Region, traced: Traced) -> tuple[Rows, bool] 
     return layouts[0][0], bool(layouts[0][1])
 
 
-def _shape(traced: Traced, name: str) -> tuple[int, ...] | None:
-    """A traced tensor's shape by its node's name."""
-    node = next((n for n in traced.gm.graph.nodes if n.name == name), None)
-    meta = node.meta.get("tensor_meta") if node is not None else None
-    return tuple(meta.shape) if meta is not None and hasattr(meta, "shape") else None
+def _shape(region: Region, name: str) -> tuple[int, ...] | None:
+    """The shape of a tensor a region reads: one of its inputs, or a step's output (a map fused before
+    the reduction)."""
+    known = {t.name: t.shape for t in region.inputs} | {st.out.name: st.out.shape for st in region.steps}
+    shape = known.get(name)
+    return tuple(shape) if shape is not None else None
 
 
 def _row_function(s: Written) -> tuple[str, str] | None:
     """A block-a-row reduction's kernel as `kg_row_<id>(inputs..., scalars..., n)`, which every thread of
     the block leaves with the row's value; None where its kernel stores other than once at `p_out[i]`, or
     returns early."""
-    source = s.contract.assemble(s.body)
-    signature = s.contract.signature
-    if not source.startswith(PRELUDE) or signature not in source:
+    parts = _kernel_parts(s)
+    if parts is None or re.search(r"\breturn\b", _without_lambdas(parts[1])):
         return None
-    # a map fused into it (regions.prologue) sits before its kernel
-    before, after = source[len(PRELUDE) :].split(signature, 1)
-    if "float* __restrict__ p_out" not in signature or re.search(r"\breturn\b", _without_lambdas(after)):
-        return None
-    if len(_STORE.findall(after)) != 1 or after.count("p_out") != 1:  # the store alone
-        return None
+    before, after = parts
     name = f"kg_row_{s.region.id}"
-    params = [p.strip() for p in signature[signature.index("(") + 1 : signature.rindex(")")].split(",")]
-    params = [p for p in params if not p.endswith(" p_out")]
+    params = [p for p in kernel_params(s.contract.signature) if not p.endswith(" p_out")]
     opened = after.index("{") + 1
     closed = after.rindex("}")
-    inner = _STORE.sub("kg_row_value = ", after[opened:closed])
+    inner = _STORED.sub(r"kg_row_value = \1;", after[opened:closed])
     function = (
         f"{before}// region {s.region.id} (a reduction): each of the block's threads gets the row's value\n"
         f"__device__ __forceinline__ float {name}({', '.join(params)}) {{\n"
         f"    __shared__ float kg_row_value;\n{inner}    __syncthreads();\n    return kg_row_value;\n}}\n\n"
     )
     return name, function
+
+
+def _kernel_parts(s: Written) -> tuple[str, str] | None:
+    """A reduction's assembled source cut at its kernel's signature: what sits between the prelude and
+    the kernel (a map fused into it, regions.prologue) and the kernel's body; None where its output is not
+    float or it touches `p_out` other than by its one store `p_out[i] = v;`."""
+    source = s.contract.assemble(s.body)
+    signature = s.contract.signature
+    if (
+        not source.startswith(PRELUDE)
+        or signature not in source
+        or "float* __restrict__ p_out" not in signature
+    ):
+        return None
+    before, after = source[len(PRELUDE) :].split(signature, 1)
+    if len(_STORED.findall(after)) != 1 or after.count("p_out") != 1:
+        return None
+    return before, after
 
 
 def _without_lambdas(code: str) -> str:

@@ -90,9 +90,7 @@ def test_one_thread_a_row_runs_the_map_over_its_own_row(families_dir: Path) -> N
     assert [s.target for s in fused.region.steps][:2] == ["torch.pow", "torch.mean"]
     got = emulate(fused.region, fused.contract, fused.body)
     assert got.ok, got.error
-    wrong = row_map(
-        divide._replace(body="float t1 = x * t3;"), [fused_prologues(traced, written).program[0]], traced
-    )
+    wrong = row_map(divide._replace(body="float t1 = x * t3;"), [fused_prologues(traced, written).program[0]])
     assert wrong is not None and not emulate(wrong.region, wrong.contract, wrong.body).ok
 
 
