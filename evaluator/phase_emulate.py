@@ -27,7 +27,8 @@ def run_emulation(spec: dict[str, Any], config: Any, result: Any) -> None:
     inputs, scalars = region_inputs(region, 0, torch.device("cpu"))
     expected = region_reference(region, inputs, scalars)
     indices = region["output"]["dtype"] == "int64"  # an index reduction; -1 marks an index never written
-    out = torch.full(region["output"]["shape"], -1 if indices else float("nan"), dtype=expected.dtype)
+    start = 0 if spec.get("zero") else -1 if indices else float("nan")  # a launch that adds into it: 0
+    out = torch.full(region["output"]["shape"], start, dtype=expected.dtype)
     args: list[Any] = [ctypes.c_void_p(t.data_ptr()) for t in inputs] + [ctypes.c_void_p(out.data_ptr())]
     args += [ctypes.c_float(v) for v in scalars] + [ctypes.c_int64(spec["count"])]
     getattr(library, spec["kernel"])(*args)
@@ -53,7 +54,17 @@ def _build(source: str) -> ctypes.CDLL:
     if not library.exists():
         (folder / f"{key}.cpp").write_text(source)
         done = subprocess.run(
-            ["c++", "-std=c++17", "-O1", "-shared", "-fPIC", "-o", str(library), str(folder / f"{key}.cpp")],
+            [
+                "c++",
+                "-std=c++20",
+                "-O1",
+                "-pthread",
+                "-shared",
+                "-fPIC",
+                "-o",
+                str(library),
+                str(folder / f"{key}.cpp"),
+            ],
             capture_output=True,
             text=True,
             timeout=120,

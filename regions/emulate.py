@@ -10,6 +10,9 @@ or of its twin in the problem shrunk (`small_twin`). The reference values come f
 PyTorch lines. A pass says the math is right on those shapes; it says nothing of speed, races, long-sum
 precision or out-of-range reads at full size, which only the GPU host's strict verdict judges. The graph's
 local checks call `judged_on_cpu` after NVRTC, so a wrong body is repaired before any GPU sees it.
+A launch shape's kernel (its launch names a block and a grid) runs as the GPU would run it, one block
+after another: the block's threads are host threads that meet at a barrier for __syncthreads, its
+__shared__ arrays the kernel's statics, atomicAdd a locked add; the tests judge the framework's shapes so.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from regions.check import Checked
 from regions.contract import Contract, render
 from regions.model import Region, RegionError
 from regions.offering import cut
+from regions.skeleton import kernel_params
 from regions.trace import trace_source
 
 CAPS = (16, 32, 64)  # module-level sizes capped for the emulation, tried in turn
@@ -43,6 +47,55 @@ _HOST_PRELUDE = r"""#include <cmath>
 struct kg_dim3 { int64_t x; };
 static const kg_dim3 blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+"""
+# A launch of blocks (a launch shape's "block" and "grid"): each block's threads run as host threads that
+# meet at a barrier for __syncthreads, its __shared__ arrays are the kernel's statics (one block at a time)
+_BLOCKS_PRELUDE = r"""#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cfloat>
+#include <mutex>
+#include <thread>
+#include <vector>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+struct kg_dim3 { int64_t x, y, z; };
+static kg_dim3 blockIdx, blockDim, gridDim;
+static thread_local kg_dim3 threadIdx;
+static std::barrier<>* kg_barrier;
+static inline void __syncthreads() { kg_barrier->arrive_and_wait(); }
+using std::max, std::min;
+static std::mutex kg_atomic;
+static inline float atomicAdd(float* at, float value) {
+    std::lock_guard<std::mutex> held(kg_atomic);
+    const float old = *at;
+    *at = old + value;
+    return old;
+}
+static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+template <class F> static void kg_launch(F kernel) {
+    const int64_t threads = blockDim.x * blockDim.y * blockDim.z;
+    for (int64_t z = 0; z < gridDim.z; ++z)
+        for (int64_t y = 0; y < gridDim.y; ++y)
+            for (int64_t x = 0; x < gridDim.x; ++x) {
+                blockIdx = {x, y, z};
+                std::barrier<> barrier(threads);
+                kg_barrier = &barrier;
+                std::vector<std::thread> block;
+                for (int64_t t = 0; t < threads; ++t)
+                    block.emplace_back([&kernel, t] {
+                        const int64_t x = blockDim.x, xy = blockDim.x * blockDim.y;
+                        threadIdx = {t % x, (t / x) % blockDim.y, t / xy};
+                        kernel();
+                    });
+                for (std::thread& thread : block) thread.join();
+            }
+}
 """
 
 
@@ -65,11 +118,14 @@ def emulate(
     from evaluator import sandbox
     from evaluator.config import EvalConfig
 
+    source = contract.assemble(body).replace('extern "C" __global__', 'extern "C"')
+    blocks = "block" in contract.launch
     payload = {
         "config": EvalConfig(backend="cpu").to_dict(),
-        "source": _HOST_PRELUDE + contract.assemble(body).replace('extern "C" __global__', 'extern "C"'),
-        "kernel": contract.kernel_name,
+        "source": _BLOCKS_PRELUDE + source + _launcher(contract) if blocks else _HOST_PRELUDE + source,
+        "kernel": "kg_launched" if blocks else contract.kernel_name,
         "count": contract.launch["count"],
+        "zero": bool(contract.launch.get("zero")),
         "region": region.to_dict(),
         "atol": atol,
         "rtol": rtol,
@@ -83,6 +139,19 @@ def emulate(
             False, result.get("error") or f"the emulation crashed ({run.signal_name or run.returncode})"
         )
     return Emulated(bool(result["ok"]), result.get("error", ""), float(result.get("max_abs_err", 0.0)))
+
+
+def _launcher(contract: Contract) -> str:
+    """The host entry of a launch of blocks: the kernel's parameters, its block and grid, every block."""
+    params = kernel_params(contract.signature)
+    args = ", ".join(p.rsplit(" ", 1)[1] for p in params)
+    block, grid = ([*d, 1, 1][:3] for d in (contract.launch["block"], contract.launch["grid"]))
+    return (
+        f'\nextern "C" void kg_launched({", ".join(params)}) {{\n'
+        f"    blockDim = {{{block[0]}, {block[1]}, {block[2]}}};\n"
+        f"    gridDim = {{{grid[0]}, {grid[1]}, {grid[2]}}};\n"
+        f"    kg_launch([&] {{ {contract.kernel_name}({args}); }});\n}}\n"
+    )
 
 
 def small_twin(source: str, region: Region, ambition: str = "moderate") -> tuple[Region, Contract] | None:

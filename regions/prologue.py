@@ -27,7 +27,7 @@ from regions.contract import Contract
 from regions.export import Written
 from regions.model import Region, TensorInfo
 from regions.pointwise import preloaded
-from regions.skeleton import c_names
+from regions.skeleton import c_names, kernel_params
 from regions.trace import Traced
 
 # The kinds whose kernel takes a map's steps at the elements it reads
@@ -158,11 +158,6 @@ def map_function(producer: Written, values: frozenset[str] = frozenset()) -> Fun
         f"        return t{len(region.steps)};\n}}\n\n"
     )
     return Function(name, code)
-
-
-def kernel_params(signature: str) -> list[str]:
-    """A kernel signature's parameters, each as declared (`const float* __restrict__ p_x`, `int64_t n`)."""
-    return [p.strip() for p in signature[signature.index("(") + 1 : signature.rindex(")")].split(",")]
 
 
 def kernel_pointers(contract: Contract) -> dict[str, str]:

@@ -30,9 +30,9 @@ from regions.export import Written
 from regions.library import PRELUDE
 from regions.model import Region, TensorInfo
 from regions.partition import REDUCE
-from regions.prologue import Function, kernel_params, kernel_pointers, map_function, read_only_by
+from regions.prologue import Function, kernel_pointers, map_function, read_only_by
 from regions.rows import Rows, reduced_dims, rows_of
-from regions.skeleton import signature_line
+from regions.skeleton import kernel_params, signature_line
 from regions.trace import Traced
 
 _STORED = re.compile(r"\bp_out\[i\] = ([^;]*);")  # a reduction's store of its row's value

@@ -157,6 +157,11 @@ def signature_line(
     return f'extern "C" __global__ void {name}({", ".join(params)})'
 
 
+def kernel_params(signature: str) -> list[str]:
+    """A kernel signature's parameters, each as declared (`const float* __restrict__ p_x`, `int64_t n`)."""
+    return [p.strip() for p in signature[signature.index("(") + 1 : signature.rindex(")")].split(",")]
+
+
 def region_signature(name: str, region: Region, names: dict[str, str]) -> str:
     """The signature of a kernel over all of the region's inputs and scalars, writing a float `out`."""
     scalars = [names[s] for s, _ in region.scalars]

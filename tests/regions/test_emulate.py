@@ -7,6 +7,8 @@ from regions.contract import render
 from regions.emulate import emulate
 from regions.model import Region, Step
 from regions.model import TensorInfo as T
+from regions.rules import rule_body
+from regions.tiles import split
 
 F = "float32"
 
@@ -160,7 +162,7 @@ def get_init_inputs():
 def _only_region(source: str):
     from regions.offering import offered
 
-    (chosen, _), = [offered(source, "moderate")]
+    ((chosen, _),) = [offered(source, "moderate")]
     return chosen[0][0]
 
 
@@ -191,3 +193,17 @@ def test_no_twin_where_shrinking_changes_a_literal_or_the_skeleton() -> None:
     assert region.kind == "contraction" and small_twin(long_k, region) is None
     unshrunk = _problem("x * 0.5 + w", "rows, cols = 8192, 8192", TWO)  # sizes the shrink cannot reach
     assert small_twin(unshrunk, _only_region(unshrunk)) is None
+
+
+def test_a_launch_of_blocks_runs_its_threads_together_and_adds_into_a_zeroed_output() -> None:
+    """The split product: blocks of 256 threads staging tiles between barriers, four blocks adding their
+    runs of K into the output atomically."""
+    x, xt, out = T("x", (128, 8192), F), T("t0", (8192, 128), F), T("matmul", (128, 128), F)
+    step = Step(out, "torch.matmul", ("x", "t0"), (), "matmul = torch.matmul(x, t0)")
+    region = Region("r0", "contraction", ["matmul"], [x, xt], out, [step])
+    contract = split(region)
+    assert contract.launch["zero"] and contract.launch["grid"] == [1, 1, 4]
+    body = rule_body(region, render(region))
+    assert emulate(region, contract, body).ok
+    wrong = emulate(region, contract, body.replace("k < K", "k < K - 1"))
+    assert not wrong.ok and wrong.error.startswith("out[")
