@@ -156,17 +156,11 @@ def conv_contract(region: Region, names: dict[str, str], extra: Epilogue | None 
     too: its accessor reads the input element that tap k scatters onto this output (0 where none does:
     between strides, past the edges), and its filter is laid out (in, out / groups, taps...)."""
     (step,) = region.steps
-    dims = CONV[step.target]
-    transposed = "transpose" in step.target
-    kwargs = dict(step.kwargs)
-    groups = int(kwargs.get("groups", 1))
+    geo = conv_geometry(region)
+    dims, transposed, groups, channels = geo.dims, geo.transposed, geo.groups, geo.channels
     x, w, *bias = region.inputs
     out = region.output
-    spatial_in, spatial_out, taps = x.shape[2:], out.shape[2:], w.shape[2:]
-    stride, padding, dilation = (
-        _per_dim(kwargs.get(k, d), dims) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))
-    )
-    channels = x.shape[1] // groups  # C: the input channels one output channel reads
+    spatial_out, taps, per_group = geo.spatial_out, geo.taps, geo.per_group
     xn, wn = names[x.name], names[w.name]
     whole = extra or Epilogue(region)
     sig = region_signature(f"region_{region.id}", whole.region, names)
@@ -175,25 +169,9 @@ def conv_contract(region: Region, names: dict[str, str], extra: Epilogue | None 
     for j in range(dims - 1, -1, -1):
         coords.append(f"        const int64_t p{j} = rest % {spatial_out[j]}; rest /= {spatial_out[j]};")
     coords.append(f"        const int64_t o = rest % {out.shape[1]}, b = rest / {out.shape[1]};")
-    if transposed:  # q: where tap k's input element lands, times the stride; it must be a whole step
-        taps_at = [f"const int64_t q{j} = p{j} + {padding[j]} - k{j} * {dilation[j]};" for j in range(dims)]
-        inside = " && ".join(
-            f"q{j} >= 0 && q{j} % {stride[j]} == 0 && q{j} / {stride[j]} < {spatial_in[j]}"
-            for j in range(dims)
-        )
-        at = [f"q{j} / {stride[j]}" if stride[j] != 1 else f"q{j}" for j in range(dims)]
-    else:
-        taps_at = [
-            f"const int64_t q{j} = p{j} * {stride[j]} - {padding[j]} + k{j} * {dilation[j]};"
-            for j in range(dims)
-        ]
-        inside = " && ".join(f"q{j} >= 0 && q{j} < {spatial_in[j]}" for j in range(dims))
-        at = [f"q{j}" for j in range(dims)]
-    per_group = out.shape[1] // groups
+    taps_at, inside, at = geo.placed("p", "k")
     first = f"(o / {per_group}) * {channels} + " if groups > 1 else ""  # the group's channel 0
-    x_index = f"b * {x.shape[1]} + {first}c"
-    for j in range(dims):
-        x_index = f"({x_index}) * {spatial_in[j]} + {at[j]}"
+    x_index = geo.x_index("b", f"{first}c", at)
     if transposed:  # w[in channel, out channel within the group, taps...]
         w_index = f"({first}c) * {per_group} + " + (f"o % {per_group}" if groups > 1 else "o")
     else:
@@ -266,6 +244,83 @@ def conv_contract(region: Region, names: dict[str, str], extra: Epilogue | None 
     contract.facts = facts_text(whole.region, names, head, roles)
     contract.reads = whole.reads  # fused: the epilogue's operands alone (the sum is the framework's)
     return contract
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """A convolution's sizes and how its taps meet the input, shared by its skeletons (one thread per
+    output element here, the implicit product of regions.conv_tiles)."""
+
+    dims: int
+    transposed: bool
+    groups: int
+    channels: int  # C: the input channels one output channel reads (its group's)
+    per_group: int  # the output channels of one group
+    in_channels: int
+    spatial_in: tuple[int, ...]
+    spatial_out: tuple[int, ...]
+    taps: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+
+    def placed(self, p: str, k: str, index: str = "int64_t") -> tuple[list[str], str, list[str]]:
+        """Where tap `k`j of output position `p`j reads the input: the lines that place it (q0, q1, ...),
+        the test that it lands inside the input, and the input coordinates (of type `index`). A transposed
+        convolution reads
+        the input element the tap scatters onto this output: a whole step of the stride, within the input."""
+        d = range(self.dims)
+        if self.transposed:
+            lines = [
+                f"const {index} q{j} = {p}{j} + {self.padding[j]} - {k}{j} * {self.dilation[j]};" for j in d
+            ]
+            inside = " && ".join(
+                f"q{j} >= 0 && q{j} % {self.stride[j]} == 0 && q{j} / {self.stride[j]} < {self.spatial_in[j]}"
+                for j in d
+            )
+            return lines, inside, [f"q{j} / {self.stride[j]}" if self.stride[j] != 1 else f"q{j}" for j in d]
+        lines = [
+            f"const {index} q{j} = {p}{j} * {self.stride[j]} - {self.padding[j]}"
+            f" + {k}{j} * {self.dilation[j]};"
+            for j in d
+        ]
+        inside = " && ".join(f"q{j} >= 0 && q{j} < {self.spatial_in[j]}" for j in d)
+        return lines, inside, [f"q{j}" for j in d]
+
+    def x_index(self, batch: str, channel: str, at: list[str]) -> str:
+        """The flat index of the input at (batch, channel, coordinates `at`)."""
+        index = f"{batch} * {self.in_channels} + {channel}"
+        for j in range(self.dims):
+            index = f"({index}) * {self.spatial_in[j]} + {at[j]}"
+        return index
+
+
+def conv_geometry(region: Region) -> ConvGeometry:
+    """The geometry of the region's convolution (its first step); RegionError for arguments that are not
+    integers per dimension."""
+    step = region.steps[0]
+    dims = CONV[step.target]
+    kwargs = dict(step.kwargs)
+    groups = int(kwargs.get("groups", 1))
+    x, w = region.inputs[:2]
+    out = step.out
+    stride, padding, dilation = (
+        _per_dim(kwargs.get(k, d), dims) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))
+    )
+    return ConvGeometry(
+        dims,
+        "transpose" in step.target,
+        groups,
+        x.shape[1] // groups,
+        out.shape[1] // groups,
+        x.shape[1],
+        tuple(x.shape[2:]),
+        tuple(out.shape[2:]),
+        tuple(w.shape[2:]),
+        stride,
+        padding,
+        dilation,
+    )
 
 
 def _per_dim(value: Any, dims: int) -> tuple[int, ...]:

@@ -9,6 +9,9 @@ and the loaded values:
 - tiled, blocked, split and dot (a lone matmul-family product, regions.tiles): shared-memory tiles;
   register blocking on top; that with K split over several blocks per output tile, for small outputs of
   long sums; a block per output element, for outputs a few columns wide.
+- conv_blocked (a convolution of at least 32 output channels a group, alone or fused with its epilogue,
+  regions.conv_tiles): the convolution as a register-blocked implicit product, staged a few whole input
+  channels (every tap) at a time, so the first contract's sum over c and the taps runs on each slice.
 - vector4 (a map whose element count is a multiple of 4): each thread computes four consecutive elements;
   inputs of the output's shape arrive in one 16-byte load, broadcast ones are loaded per element, the body
   runs once per element, and the four results leave in one 16-byte store.
@@ -28,8 +31,8 @@ and the loaded values:
   (for the chunk's total, then from its carry) (regions.block_scan).
 - split_row and split_fold (those two where rows are too few to fill the GPU): each row shared by several
   blocks, whose results the row's last block combines (regions.row_parts, regions.block_row).
-Products with a bias or an epilogue, row-wise reductions over strided elements, short scans and maps of
-other sizes have no other shape yet.
+Matmul-family products with a bias or an epilogue, convolutions of few channels a group, row-wise
+reductions over strided elements, short scans and maps of other sizes have no other shape yet.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from regions.block_index import block_index
 from regions.block_row import block_rows, split_rows
 from regions.block_scan import block_scan
 from regions.check import check
+from regions.contraction import CONV
+from regions.conv_tiles import SIDE_N, THREADS, conv_blocked
 from regions.each_row import BLOCK, WIDE, each_row
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
@@ -63,7 +68,7 @@ from regions.tiles import DOT_THREADS, TILE, blocked, blocks, dot, split, tiled
 VECTOR = 4
 MAX_BLOCKS = 1 << 20  # the vector shape strides over its grid, as the first contracts do
 FIRST = "first"  # the first contract's shape: one thread per output element or row
-TILED, BLOCKED, SPLIT, DOT = "tiled", "blocked", "split", "dot"
+TILED, BLOCKED, SPLIT, DOT, CONV_BLOCKED = "tiled", "blocked", "split", "dot", "conv_blocked"
 VECTOR4, BLOCK_ROW, BLOCK_FOLD = "vector4", "block_row", "block_fold"
 SPLIT_ROW, SPLIT_FOLD, EACH_ROW, BLOCK_SCAN = "split_row", "split_fold", "each_row", "block_scan"
 BLOCK_INDEX = "block_index"
@@ -173,6 +178,14 @@ SHAPES: tuple[Shape, ...] = (
         dot,
     ),
     Shape(
+        CONV_BLOCKED,
+        "contraction",
+        f"a convolution as a product of output channels by (batch, position) columns: blocks of {THREADS} "
+        f"threads, each computing 8 x 8 (or 4 x 8) outputs kept in registers, the filter and the input under "
+        f"its taps staged in shared memory a few whole input channels at a time ({SIDE_N} columns a block)",
+        conv_blocked,
+    ),
+    Shape(
         VECTOR4,
         "map",
         "four consecutive elements per thread, read and written with 16-byte float4 loads and stores",
@@ -243,7 +256,7 @@ BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
 # product, joined the same day: at that scale one thread a row ran them at 0.06-0.41x eager, a block a row
 # at 0.63-1.92x, all strictly correct.
 RULED: dict[str, tuple[str, ...]] = {
-    "contraction": (DOT, SPLIT, BLOCKED),
+    "contraction": (DOT, SPLIT, BLOCKED, CONV_BLOCKED),
     "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW, BLOCK_SCAN, BLOCK_INDEX),
     "map": (VECTOR4,),
 }
@@ -264,6 +277,9 @@ def _shares_hold(region: Region, body: str) -> bool:
         return "row_mean" in body
     if target in SCAN:
         return _CARRIES.search(body) is not None
+    if target in CONV:  # a slice is C channels with every tap: the loops must run to those names
+        bounds = ["C", *(f"K{j}" for j in range(CONV[target]))]
+        return all(re.search(rf"<\s*{b}\b", body) for b in bounds)
     return True
 
 

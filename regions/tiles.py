@@ -147,7 +147,7 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         if ops.linear
         else (f"k = k0 + kg_r / {side}, j = kg_j0 + kg_r % {side}", f"[kg_r / {side}][kg_r % {side}]")
     )
-    row, col = _owned("kg_ty", "kg_i"), _owned("kg_tx", "kg_j")
+    row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
     output = f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};"  # the body sums it, the tail stores it
     each = (
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads}; ++kg_q) {{\n"
@@ -330,7 +330,7 @@ def _slice_result(k_dim: int) -> str:
     return f"{SET_RESULT}: the sum over this slice\n"
 
 
-def _owned(thread: str, index: str) -> str:
+def owned(thread: str, index: str) -> str:
     """The offset in its block's tile of a thread's `index`-th row (or column): runs of LANES adjacent ones,
     a run per TILE * LANES, so that a thread reads each slice's run in one 16-byte shared load."""
     return f"{LANES} * {thread} + {index} % {LANES} + {TILE * LANES} * ({index} / {LANES})"

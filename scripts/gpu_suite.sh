@@ -104,9 +104,11 @@ run_kinds() {
   #   then here: run.py --resume runs/X --results X.verdicts.jsonl
   # X.config beside X.jsonl replaces the EvalConfig overrides for it (the project's own tasks have no
   # torch.compile baseline: '{"reference_compile": "off"}' spares a compile per problem).
-  # (KG_KINDS_TESTS=0: the jobs files alone, for a later round of the same runs)
+  # (KG_KINDS_TESTS=0: the jobs files alone, for a later round of the same runs; KG_KINDS_GPU_TESTS names
+  # other GPU test files to run instead, e.g. tests/regions/test_conv_tiles.py)
   if [ "${KG_KINDS_TESTS:-1}" != 0 ]; then
-    "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/regions/test_kinds_gpu.py 2>&1 | tee "$OUT/kinds_gpu.log"
+    "$PY" -m pytest -q -p no:cacheprovider -m gpu ${KG_KINDS_GPU_TESTS:-tests/regions/test_kinds_gpu.py} 2>&1 \
+      | tee "$OUT/kinds_gpu.log"
   fi
   local jobs name config
   for jobs in .device/kinds/*.jsonl; do

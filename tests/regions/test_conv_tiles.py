@@ -1,0 +1,117 @@
+"""The blocked convolution (regions.conv_tiles): a body written on the first contract runs unchanged on
+slices of whole input channels, so the framework launches it as a register-blocked implicit product.
+On the CPU the launch's blocks run as host threads that meet at __syncthreads (regions.emulate), on
+small problems of every convolution the contract serves; on the GPU, the project's own conv tasks at
+full size (benchmarks/conv_tasks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from one_op import strictly_correct_on_gpu
+
+from evaluator.problem import load_problem
+from regions.conv_tiles import conv_blocked
+from regions.emulate import emulate
+from regions.export import Written
+from regions.model import RegionError
+from regions.offering import offered
+from regions.rules import rule_body
+from regions.shapes import CONV_BLOCKED, ruled_launch
+
+CONV_TASKS = Path(__file__).resolve().parents[2] / "benchmarks" / "conv_tasks"
+
+# (the module, the forward, the input's shape, the ambition): each convolution the shape serves
+CASES = [
+    ("nn.Conv2d(5, 64, 3, padding=1, bias=False)", "self.conv(x)", "2, 5, 9, 10", "moderate"),
+    ("nn.Conv2d(6, 40, 3, stride=2, padding=1)", "self.conv(x)", "3, 6, 23, 21", "moderate"),
+    ("nn.Conv1d(7, 130, 3, dilation=2)", "self.conv(x)", "2, 7, 80", "moderate"),
+    ("nn.Conv3d(3, 36, 3, padding=1, bias=False)", "self.conv(x)", "1, 3, 5, 6, 7", "moderate"),
+    (
+        "nn.ConvTranspose2d(6, 33, 4, stride=2, padding=1, bias=False)",
+        "self.conv(x)",
+        "2, 6, 6, 7",
+        "moderate",
+    ),
+    ("nn.Conv2d(8, 64, 3, padding=1, groups=2, bias=False)", "self.conv(x)", "2, 8, 8, 9", "moderate"),
+    (
+        "nn.ConvTranspose2d(8, 64, 3, stride=2, groups=2, bias=False)",
+        "self.conv(x)",
+        "2, 8, 5, 6",
+        "moderate",
+    ),
+    ("nn.Conv2d(4, 48, 3)", "torch.tanh(self.conv(x) * 0.5)", "2, 4, 10, 12", "aggressive"),
+    ("nn.ConvTranspose2d(4, 40, 4, stride=2, padding=1)", "F.gelu(self.conv(x))", "2, 4, 6, 7", "aggressive"),
+]
+
+
+def _source(module: str, forward: str, shape: str) -> str:
+    return (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Model(nn.Module):\n"
+        f"    def __init__(self):\n        super().__init__()\n        self.conv = {module}\n\n"
+        f"    def forward(self, x):\n        return {forward}\n\n\n"
+        f"def get_inputs():\n    return [torch.randn({shape})]\n\n\ndef get_init_inputs():\n    return []\n"
+    )
+
+
+def _conv(source: str, ambition: str):
+    """The problem's one convolution region (fused with its epilogue at aggressive) and its first
+    contract."""
+    (part,) = [(r, c) for r, c in offered(source, ambition)[0] if r.kind == "contraction"]
+    return part
+
+
+@pytest.mark.parametrize("module, forward, shape, ambition", CASES)
+def test_the_rules_body_moves_to_the_blocked_convolution_and_computes_it(
+    module: str, forward: str, shape: str, ambition: str
+) -> None:
+    region, first = _conv(_source(module, forward, shape), ambition)
+    body = rule_body(region, first)
+    ruled = ruled_launch(region, body)
+    assert ruled is not None and ruled[0] == CONV_BLOCKED
+    blocks = ruled[1].launch["grid"]
+    assert blocks[0] * blocks[1] * blocks[2] > 1  # several blocks, each staging its own slices
+    emulated = emulate(region, ruled[1], body)
+    assert emulated.ok, emulated.error
+
+
+def test_a_body_that_skips_a_channel_of_each_slice_is_caught_on_the_cpu() -> None:
+    region, first = _conv(_source(*CASES[0][:3]), "moderate")
+    wrong = rule_body(region, first).replace("c < C", "c < C - 1")
+    assert not emulate(region, conv_blocked(region), wrong).ok
+
+
+def test_a_body_that_bounds_its_loops_by_numbers_keeps_the_first_contract() -> None:
+    """A slice's C is a few channels: a loop to the whole count (a number) would read past the slice."""
+    region, first = _conv(_source(*CASES[0][:3]), "moderate")
+    literal = rule_body(region, first).replace("c < C", "c < 5")
+    assert ruled_launch(region, literal) is None
+
+
+def test_convolutions_too_narrow_for_a_blocks_tile_say_why() -> None:
+    region, _ = _conv(_source("nn.Conv2d(4, 16, 3)", "self.conv(x)", "2, 4, 30, 30"), "moderate")
+    with pytest.raises(RegionError, match="16 output channels a group"):
+        conv_blocked(region)
+    depthwise, _ = _conv(
+        _source("nn.Conv2d(64, 64, 3, groups=64)", "self.conv(x)", "2, 64, 9, 9"), "moderate"
+    )
+    with pytest.raises(RegionError, match="1 output channels a group"):
+        conv_blocked(depthwise)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "task", sorted(str(p.relative_to(CONV_TASKS)) for p in CONV_TASKS.glob("level*/*.py"))
+)
+def test_the_conv_tasks_are_strictly_correct_on_the_blocked_convolution(task: str, eval_cache: Path) -> None:
+    problem = load_problem(CONV_TASKS / task)
+    ambition = "aggressive" if task.startswith("level2") else "moderate"
+    written = []
+    for region, first in offered(problem.source, ambition)[0]:
+        body = rule_body(region, first)
+        ruled = ruled_launch(region, body)
+        if region.kind == "contraction":
+            assert ruled is not None and ruled[0] == CONV_BLOCKED, task
+        written.append(Written(region, ruled[1] if ruled else first, body))
+    strictly_correct_on_gpu(problem, written, eval_cache, trials=5)
