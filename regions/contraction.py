@@ -264,15 +264,14 @@ class ConvGeometry:
     padding: tuple[int, ...]
     dilation: tuple[int, ...]
 
-    def placed(self, p: str, k: str, index: str = "int64_t") -> tuple[list[str], str, list[str]]:
+    def placed(self, p: str, k: str) -> tuple[list[str], str, list[str]]:
         """Where tap `k`j of output position `p`j reads the input: the lines that place it (q0, q1, ...),
-        the test that it lands inside the input, and the input coordinates (of type `index`). A transposed
-        convolution reads
+        the test that it lands inside the input, and the input coordinates. A transposed convolution reads
         the input element the tap scatters onto this output: a whole step of the stride, within the input."""
         d = range(self.dims)
         if self.transposed:
             lines = [
-                f"const {index} q{j} = {p}{j} + {self.padding[j]} - {k}{j} * {self.dilation[j]};" for j in d
+                f"const int64_t q{j} = {p}{j} + {self.padding[j]} - {k}{j} * {self.dilation[j]};" for j in d
             ]
             inside = " && ".join(
                 f"q{j} >= 0 && q{j} % {self.stride[j]} == 0 && q{j} / {self.stride[j]} < {self.spatial_in[j]}"
@@ -280,7 +279,7 @@ class ConvGeometry:
             )
             return lines, inside, [f"q{j} / {self.stride[j]}" if self.stride[j] != 1 else f"q{j}" for j in d]
         lines = [
-            f"const {index} q{j} = {p}{j} * {self.stride[j]} - {self.padding[j]}"
+            f"const int64_t q{j} = {p}{j} * {self.stride[j]} - {self.padding[j]}"
             f" + {k}{j} * {self.dilation[j]};"
             for j in d
         ]

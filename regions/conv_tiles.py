@@ -39,7 +39,6 @@ SIDE_N = TILE * PER  # the columns a block owns
 MIN_ROWS = 32  # fewer output channels a group leave most of a block's rows idle: one thread an output
 SLICE = 8  # the least K values one slice stages
 SHARED_FLOATS = 12 * 1024  # 48 KiB of static shared memory
-NARROW = 1 << 31  # tensors under this many elements are staged with 32-bit index math (cheaper division)
 # a bias read in the first slice alone: the body adds it to every slice's sum
 _FIRST_ONLY = (
     "struct kg_first_slice {  // a bias as the body reads it: its values in K's first slice, 0 after\n"
@@ -84,21 +83,20 @@ def conv_blocked(region: Region) -> Contract:
     ks = ", ".join(f"int64_t k{j}" for j in dims)
     tap_args = ", ".join(f"k{j}" for j in dims)
     # the column this thread stages (its batch and output position) is the same in every slice
-    ix = "int" if max(x.numel, w.numel, core.output.numel) < NARROW else "int64_t"
-    column = [f"    const {ix} kg_sj = kg_j0 + threadIdx.x % {SIDE_N};", f"    {ix} kg_rest = kg_sj;"]
+    column = [f"    const int64_t kg_sj = kg_j0 + threadIdx.x % {SIDE_N};", "    int64_t kg_rest = kg_sj;"]
     for j in reversed(dims):
         column.append(
-            f"    const {ix} kg_p{j} = kg_rest % {geo.spatial_out[j]}; kg_rest /= {geo.spatial_out[j]};"
+            f"    const int64_t kg_p{j} = kg_rest % {geo.spatial_out[j]}; kg_rest /= {geo.spatial_out[j]};"
         )
-    column.append(f"    const {ix} kg_b = kg_rest;")
-    place, inside, at = geo.placed("kg_p", "k", ix)
+    column.append("    const int64_t kg_b = kg_rest;")
+    place, inside, at = geo.placed("kg_p", "k")
     group_x = f"kg_g * {geo.channels} + " if geo.groups > 1 else ""
-    unflat = [f"const {ix} c = kg_k / {taps};", f"{ix} kg_t = kg_k % {taps};"]
+    unflat = [f"const int64_t c = kg_k / {taps};", f"int64_t kg_t = kg_k % {taps};"]
     for j in reversed(dims):
-        unflat.append(f"const {ix} k{j} = kg_t % {geo.taps[j]}; kg_t /= {geo.taps[j]};")
+        unflat.append(f"const int64_t k{j} = kg_t % {geo.taps[j]}; kg_t /= {geo.taps[j]};")
     if geo.transposed:  # w[in channel, out channel within the group, taps...]
         w_at = f"p_{wn}[(({group_x}c) * {rows} + m) * {taps} + kg_k % {taps}]"
-        w_lines = f"const {ix} c = kg_k / {taps}; return {w_at};"
+        w_lines = f"const int64_t c = kg_k / {taps}; return {w_at};"
     else:  # w[out channel, in channel of its group, taps...]: K is contiguous
         w_lines = f"return p_{wn}[(kg_g * {rows} + m) * {k_all} + kg_k];"
     loads_a = -(-width * side_m // THREADS)
@@ -112,34 +110,34 @@ def conv_blocked(region: Region) -> Contract:
         f"    __shared__ __align__(16) float kg_ta[{width}][{side_m + LANES}];\n"
         f"    __shared__ __align__(16) float kg_tb[{width}][{SIDE_N + LANES}];\n"
         f"    const int kg_tx = threadIdx.x % {TILE}, kg_ty = threadIdx.x / {TILE};\n"
-        f"    const {ix} kg_g = blockIdx.z, kg_m0 = blockIdx.y * {side_m},"
+        f"    const int64_t kg_g = blockIdx.z, kg_m0 = blockIdx.y * {side_m},"
         f" kg_j0 = blockIdx.x * {SIDE_N};\n"
         + "\n".join(column)
         + "\n    // the input under flat tap kg_k (channel x taps) of this thread's column, 0 off the edges\n"
-        f"    auto kg_x = [&]({ix} kg_k) -> float {{\n        {' '.join(unflat)}\n"
+        f"    auto kg_x = [&](int64_t kg_k) -> float {{\n        {' '.join(unflat)}\n"
         f"        {' '.join(place)}\n"
         f"        return ({inside}) ? p_{xn}[{geo.x_index('kg_b', f'{group_x}c', at)}] : 0.0f;\n    }};\n"
-        f"    auto kg_w = [&]({ix} m, {ix} kg_k) -> float {{ {w_lines} }};\n"
+        f"    auto kg_w = [&](int64_t m, int64_t kg_k) -> float {{ {w_lines} }};\n"
         f"    float kg_total[{per_m}][{PER}];\n"
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per_m}; ++kg_i)\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {PER}; ++kg_j)"
         " kg_total[kg_i][kg_j] = 0.0f;\n"
         "    // the next slice's values wait in registers while the block computes on this one\n"
         f"    float kg_na[{loads_a}], kg_nb[{loads_b}];\n"
-        f"    auto kg_fetch = [&]({ix} kg_k0) {{\n"
+        f"    auto kg_fetch = [&](int64_t kg_k0) {{\n"
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_a}; ++kg_q) {{\n"
         f"            const int kg_r = threadIdx.x + kg_q * {THREADS};\n"
-        f"            const {ix} m = kg_m0 + kg_r / {width}, kg_k = kg_k0 + kg_r % {width};\n"
+        f"            const int64_t m = kg_m0 + kg_r / {width}, kg_k = kg_k0 + kg_r % {width};\n"
         f"            kg_na[kg_q] = (kg_r < {width * side_m} && m < M && kg_k < K_ALL)"
         " ? kg_w(m, kg_k) : 0.0f;\n"
         "        }\n"
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_b}; ++kg_q) {{\n"
         f"            const int kg_r = threadIdx.x / {SIDE_N} + kg_q * {passes};\n"
-        f"            const {ix} kg_k = kg_k0 + kg_r;\n"
+        f"            const int64_t kg_k = kg_k0 + kg_r;\n"
         f"            kg_nb[kg_q] = (kg_r < {width} && kg_k < K_ALL && kg_sj < N) ? kg_x(kg_k) : 0.0f;\n"
         "        }\n    };\n"
         "    kg_fetch(0);\n"
-        f"    for ({ix} kg_k0 = 0; kg_k0 < K_ALL; kg_k0 += {width}) {{\n"
+        f"    for (int64_t kg_k0 = 0; kg_k0 < K_ALL; kg_k0 += {width}) {{\n"
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_a}; ++kg_q) {{\n"
         f"            const int kg_r = threadIdx.x + kg_q * {THREADS};\n"
         f"            if (kg_r < {width * side_m}) kg_ta[kg_r % {width}][kg_r / {width}] = kg_na[kg_q];\n"
