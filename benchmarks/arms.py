@@ -47,6 +47,8 @@ def summarise(table: dict[str, dict[str, dict[str, Any]]], arms: list[str]) -> d
             f"time_{first}_over_this": geomean(
                 [table[t][first]["ms"] / table[t][arm]["ms"] for t in common if table[t][arm].get("ms")]
             ),
+            # the custom kernels' share of the candidate's GPU time, averaged over its strict cells
+            "mean_share": _mean([c["share"] for c in cells if c["strict"] and c.get("share") is not None]),
         }
     return out
 
@@ -60,21 +62,24 @@ def markdown(
     def ms(v: float | None) -> str:
         return f"{v:.4g}" if v else "-"
 
-    head = " | ".join(f"{a}: verdict | x eager | x compile | ms" for a in arms)
+    def share(c: dict[str, Any]) -> str:
+        return f"{c['share']:.2f}" if c["strict"] and c.get("share") is not None else "-"
+
+    head = " | ".join(f"{a}: verdict | x eager | x compile | ms | share" for a in arms)
     lines = [
         f"Measured on {device}; every arm in one run.",
         "",
         f"| task | {head} |",
-        "|---|" + "---|" * 4 * len(arms),
+        "|---|" + "---|" * 5 * len(arms),
     ]
     for task in sorted(table):
         cells = [table[task].get(a) for a in arms]
         lines.append(
             f"| {task} | "
             + " | ".join(
-                f"{c['verdict']} | {x(c['eager'])} | {x(c['compile'])} | {ms(c.get('ms'))}"
+                f"{c['verdict']} | {x(c['eager'])} | {x(c['compile'])} | {ms(c.get('ms'))} | {share(c)}"
                 if c
-                else "- | - | - | -"
+                else "- | - | - | - | -"
                 for c in cells
             )
             + " |"
@@ -93,8 +98,17 @@ def markdown(
             f"- {arm}: {s['strict']} of {s['tasks']} strictly correct; {s['faster_eager']} at least 1.05x "
             f"eager, {s['faster_compile']} at least 1.05x torch.compile; geomean {gm} eager over the "
             f"{summary['tasks_every_arm_got_right']} tasks every arm got right{own}"
+            + (
+                f"; custom kernels' mean share of its GPU time {s['mean_share']:.2f}"
+                if s["mean_share"]
+                else ""
+            )
         )
     return "\n".join(lines) + "\n"
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,12 @@ from benchmarks import arms
 
 
 def _verdict(
-    job_id: str, verdict: str = "correct", eager: float = 1.0, compile_: float = 1.0, ms: float = 1.0
+    job_id: str,
+    verdict: str = "correct",
+    eager: float = 1.0,
+    compile_: float = 1.0,
+    ms: float = 1.0,
+    share: float | None = None,
 ) -> dict:
     counted = "strict" if verdict == "correct" else None
     return {
@@ -18,6 +23,7 @@ def _verdict(
         "counted": counted,
         "speedup_eager": eager,
         "speedup_compile": compile_,
+        "custom_kernel_share": share,
         "evidence": {"gpu": "NVIDIA H100 80GB HBM3", "timing": {"candidate": {"ms": ms}}},
     }
 
@@ -27,10 +33,10 @@ def test_each_task_gets_a_cell_per_arm_and_the_geomean_compares_tasks_every_arm_
 ) -> None:  # noqa: ANN001
     lines = [
         _verdict("zero_shot:L1/Sum|Sum/r0s0/old", eager=0.5, ms=0.3),
-        _verdict("zero_shot:L1/Sum|Sum/r0s0/new", eager=2.0, compile_=1.5, ms=0.1),
+        _verdict("zero_shot:L1/Sum|Sum/r0s0/new", eager=2.0, compile_=1.5, ms=0.1, share=0.9),
         _verdict("zero_shot:L1/Scan|Scan/r0s0/old", eager=1.2),
-        _verdict("zero_shot:L1/Scan|Scan/r0s0/new", verdict="wrong_output", eager=9.0),
-        _verdict("zero_shot:L1/Only|Only/r0s0/new", eager=1.1),
+        _verdict("zero_shot:L1/Scan|Scan/r0s0/new", verdict="wrong_output", eager=9.0, share=0.1),
+        _verdict("zero_shot:L1/Only|Only/r0s0/new", eager=1.1, share=0.5),
         _verdict("zero_shot:L1/Sum|Sum/r0s0/other", eager=7.0),  # an arm not asked for
     ]
     path = tmp_path / "v.jsonl"
@@ -45,12 +51,15 @@ def test_each_task_gets_a_cell_per_arm_and_the_geomean_compares_tasks_every_arm_
         "faster_compile": 0,
         "geomean_eager_common": 0.5,
         "time_old_over_this": 1.0,
+        "mean_share": None,  # no verdict of the arm says its share
     }
     assert summary["new"]["strict"] == 2 and summary["new"]["faster_eager"] == 2
     assert summary["new"]["geomean_eager_common"] == 2.0  # the wrong Scan's 9x counts nowhere
     assert round(summary["new"]["time_old_over_this"], 9) == 3.0  # its own 0.1 ms against the old arm's 0.3
+    assert summary["new"]["mean_share"] == 0.7  # the strict cells' shares: the wrong Scan's 0.1 left out
     text = capsys.readouterr().out
-    assert "| L1/Only | - | - | - | - | correct | 1.10x | 1.00x | 1 |" in text
-    assert "| L1/Scan | correct | 1.20x | 1.00x | 1 | wrong_output | - | - | - |" in text
+    assert "| L1/Only | - | - | - | - | - | correct | 1.10x | 1.00x | 1 | 0.50 |" in text
+    assert "| L1/Scan | correct | 1.20x | 1.00x | 1 | - | wrong_output | - | - | - | - |" in text
+    assert "custom kernels' mean share of its GPU time 0.70" in text
     assert "the candidates' own times, old's over new's: 3.00x" in text
     assert "NVIDIA H100 80GB HBM3" in text
