@@ -254,7 +254,9 @@ BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
 # float carried along 9,600 signed terms was 1.6e-3 off PyTorch's chunked scan, past atol = 1e-4, where
 # PyTorch's own float32 is within it of float64. block_index, and block_row for a variance, logsumexp and
 # product, joined the same day: at that scale one thread a row ran them at 0.06-0.41x eager, a block a row
-# at 0.63-1.92x, all strictly correct.
+# at 0.63-1.92x, all strictly correct. conv_blocked joined the same day (benchmarks/results/conv_tiles/, the
+# H100): the eight level-1 conv tasks of benchmarks/conv_tasks 0.34x -> 0.74x eager (geomean; 0.21-1.23x ->
+# 0.23-3.34x), the model's bodies the same, all strictly correct; only the 3-D convolution was slower.
 RULED: dict[str, tuple[str, ...]] = {
     "contraction": (DOT, SPLIT, BLOCKED, CONV_BLOCKED),
     "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW, BLOCK_SCAN, BLOCK_INDEX),
