@@ -37,31 +37,32 @@ OWN_SIZE = 1 << 22  # a region costing at most this (bytes moved, or flops) is e
 TWIN_SIZE = 1 << 28  # a shrunk twin costing more (sizes the shrink could not reach) is not emulated
 TIMEOUT_S = 60.0
 
-_HOST_PRELUDE = r"""#include <cmath>
+# CUDA's qualifiers defined away and what the host lacks of its math: every emulation's
+_HOST_COMMON = r"""#include <cmath>
 #include <cstdint>
 #include <cfloat>
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __restrict__
-struct kg_dim3 { int64_t x; };
-static const kg_dim3 blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 """
+# a grid-stride kernel (a first contract) as one block of one thread
+_HOST_PRELUDE = (
+    _HOST_COMMON
+    + r"""struct kg_dim3 { int64_t x; };
+static const kg_dim3 blockIdx{0}, threadIdx{0}, blockDim{1}, gridDim{1};
+"""
+)
 # A launch of blocks (a launch shape's "block" and "grid"): each block's threads run as host threads that
 # meet at a barrier for __syncthreads, its __shared__ arrays are the kernel's statics (one block at a time)
-_BLOCKS_PRELUDE = r"""#include <algorithm>
+_BLOCKS_PRELUDE = (
+    _HOST_COMMON
+    + r"""#include <algorithm>
 #include <barrier>
-#include <cmath>
-#include <cstdint>
-#include <cfloat>
 #include <mutex>
 #include <thread>
 #include <vector>
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __restrict__
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 struct kg_dim3 { int64_t x, y, z; };
@@ -77,7 +78,6 @@ static inline float atomicAdd(float* at, float value) {
     *at = old + value;
     return old;
 }
-static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 template <class F> static void kg_launch(F kernel) {
     const int64_t threads = blockDim.x * blockDim.y * blockDim.z;
     for (int64_t z = 0; z < gridDim.z; ++z)
@@ -97,6 +97,7 @@ template <class F> static void kg_launch(F kernel) {
             }
 }
 """
+)
 
 
 @dataclass

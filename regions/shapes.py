@@ -270,8 +270,9 @@ _CARRIES = re.compile(r"\bcarry\s*[-+*/]?=[^=]")
 def _shares_hold(region: Region, body: str) -> bool:
     """Whether a body right on the whole row stays right on a share of it, where that hangs on the body:
     a variance's must take its squares about the skeleton's `row_mean` (a mean of its own over R would be
-    its share's), and a scan's must leave its running value in `carry` (the chunk's total that the next
-    chunks start from; on the first contract nothing reads it after the row)."""
+    its share's), a scan's must leave its running value in `carry` (the chunk's total that the next
+    chunks start from; on the first contract nothing reads it after the row), and a convolution's loops
+    must run to C and K0.. (on conv_blocked a slice holds a few channels, not all of them)."""
     if len(region.steps) > 1:  # a fused region: the fold is the framework's, the body only its steps
         return True
     target = region.steps[0].target
