@@ -5,12 +5,19 @@ Rows are the output channels of one group (M), columns the output's (batch, posi
 the group's input channels times the filter's taps. A block of THREADS threads owns a tile of 16·PM rows
 by 16·PER columns, each thread PM x PER outputs of it in registers; per slice of K the block stages the
 filter's values and the input under the taps (0 in the padding, as the first contract's accessor reads
-it) in shared memory, the next slice prefetched into registers. A slice is CB whole input channels with
-all of their taps, so a body written on the first contract (a sum over c in [0, C) and the taps, through
-x(c, k...) and w(c, k...)) runs unchanged on it with C = CB, once per output of the thread, and the
-framework adds the slices; a bias the body adds is read as its value in the first slice and 0 after.
-Fused with its epilogue (aggressive ambition), the sum is the framework's and the body runs once per
-output on the finished sum, as on the first contract. Groups are the grid's third dimension.
+it) in shared memory, the next slice prefetched into registers. Where each staged value sits is worked
+out once per thread, before the slices: a slice adds only its first channel's offset, so the slice loop
+divides nothing. A slice is CB whole input channels with all of their taps, so a body written on the
+first contract (a sum over c in [0, C) and the taps, through x(c, k...) and w(c, k...)) runs unchanged on
+it with C = CB, once per output of the thread, and the framework adds the slices; a bias the body adds is
+read as its value in the first slice and 0 after. Fused with its epilogue (aggressive ambition), the sum
+is the framework's and the body runs once per output on the finished sum, as on the first contract.
+Groups are the grid's third dimension.
+
+A transposed convolution with a stride (and dilation 1) scatters each input onto every s-th output, so an
+output reads only the taps of its phase, (position + padding) mod s: its outputs split by phase, a phase a
+block, and K holds the phase's taps alone (a filter of 4 with stride 2 sums 2 taps a dimension, not 4 of
+which 2 read 0). The body's tap loops run to the phase's count; x and w read that phase's taps.
 """
 
 from __future__ import annotations
@@ -38,8 +45,9 @@ from regions.tiles import LANES, PER, TILE, blocks, owned
 THREADS = TILE * TILE
 SIDE_N = TILE * PER  # the columns a block owns
 MIN_ROWS = 32  # fewer output channels a group leave most of a block's rows idle: one thread an output
-SLICE = 8  # the least K values one slice stages
+SLICE = 8  # the K values a slice aims for: the fewest whole channels that reach it
 SHARED_FLOATS = 12 * 1024  # 48 KiB of static shared memory
+INT_LIMIT = 2**31  # staged offsets are 32-bit: a filter, a sample of the input and the columns below it
 # a bias read in the first slice alone: the body adds it to every slice's sum
 _FIRST_ONLY = (
     "struct kg_first_slice {  // a bias as the body reads it: its values in K's first slice, 0 after\n"
@@ -49,42 +57,84 @@ _FIRST_ONLY = (
 
 
 @dataclass(frozen=True)
+class _Phases:
+    """The stride's phases of a transposed convolution's outputs (per dimension: `stride` phases, each
+    reading `taps` of the filter's taps at `positions` output positions); one phase of the filter's own
+    taps elsewhere (a stride of 1)."""
+
+    stride: tuple[int, ...]
+    taps: tuple[int, ...]
+    positions: tuple[int, ...]
+
+    @property
+    def count(self) -> int:
+        return prod(self.stride)
+
+    @property
+    def split(self) -> bool:
+        return self.count > 1
+
+
+@dataclass(frozen=True)
 class _Tile:
     """How the implicit product is cut: M rows (output channels a group) by N columns ((batch, position)
-    pairs), K = channels x taps in slices of `width` (`per_slice` whole channels), a thread's `per_m` x
-    PER outputs in a block's `side_m` x SIDE_N tile."""
+    pairs of a phase), K = channels x a phase's taps in slices of `width` (`per_slice` whole channels), a
+    thread's `per_m` x PER outputs in a block's `side_m` x SIDE_N tile."""
 
     rows: int
     cols: int
-    positions: int
-    taps: int
+    phases: _Phases
     per_m: int
     side_m: int
     per_slice: int
     width: int
-    k_all: int
+
+    @property
+    def taps(self) -> int:
+        return prod(self.phases.taps)
+
+
+def _phases(geo: ConvGeometry, batch: int) -> _Phases:
+    """A transposed convolution's phases where it has a stride, dilation 1 and enough columns a phase to
+    fill a block; else one phase."""
+    unsplit = _Phases((1,) * geo.dims, geo.taps, geo.spatial_out)
+    if not geo.transposed or set(geo.dilation) != {1} or set(geo.stride) == {1}:
+        return unsplit
+    s = geo.stride
+    each = _Phases(
+        s,
+        tuple(-(-k // st) for k, st in zip(geo.taps, s, strict=True)),
+        tuple(-(-o // st) for o, st in zip(geo.spatial_out, s, strict=True)),
+    )
+    return each if batch * prod(each.positions) >= SIDE_N else unsplit
 
 
 def _tile(region: Region, geo: ConvGeometry) -> _Tile:
-    positions, taps = prod(geo.spatial_out), prod(geo.taps)
-    rows, cols = geo.per_group, region.steps[0].out.shape[0] * positions
+    batch = region.steps[0].out.shape[0]
+    phases = _phases(geo, batch)
+    rows, cols, taps = geo.per_group, batch * prod(phases.positions), prod(phases.taps)
     per_m = PER if rows >= TILE * PER else LANES
     side_m = TILE * per_m
     if rows < MIN_ROWS or cols < SIDE_N:
         raise RegionError(
             f"{region.id}: {rows} output channels a group by {cols} outputs fill no block's tile"
         )
-    per_slice = min(geo.channels, -(-SLICE // taps))
+    filter_size = geo.in_channels * geo.per_group * prod(geo.taps)
+    if max(filter_size, geo.in_channels * prod(geo.spatial_in), cols) >= INT_LIMIT:
+        raise RegionError(f"{region.id}: too large for the blocked convolution's 32-bit offsets")
+    # whole slices: the most channels, dividing the group's, that reach no further than SLICE values
+    reach = min(geo.channels, -(-SLICE // taps))
+    per_slice = max(d for d in range(1, reach + 1) if geo.channels % d == 0)
     width = per_slice * taps
     if width * (side_m + LANES + SIDE_N + LANES) > SHARED_FLOATS:
         raise RegionError(f"{region.id}: a slice of {width} taps does not fit in shared memory")
-    return _Tile(rows, cols, positions, taps, per_m, side_m, per_slice, width, geo.channels * taps)
+    return _Tile(rows, cols, phases, per_m, side_m, per_slice, width)
 
 
 def conv_blocked(region: Region) -> Contract:
     """The region's convolution (alone, or fused with its epilogue) as a register-blocked implicit
     product; RegionError where it does not fit (no convolution, too few output channels a group or
-    outputs, a slice too wide for shared memory)."""
+    outputs, a slice too wide for shared memory, sizes past 32-bit offsets)."""
     if region.kind != "contraction" or region.steps[0].target not in CONV:
         raise RegionError(f"{region.id}: only a convolution has the conv_blocked shape")
     names = c_names(region)
@@ -101,12 +151,12 @@ def conv_blocked(region: Region) -> Contract:
     ks = ", ".join(f"int64_t k{j}" for j in dims)
     tap_args = ", ".join(f"k{j}" for j in dims)
     head = f"{PRELUDE}\n{_FIRST_ONLY if bias and not fused else ''}{sig} {{\n" + _staging(geo, tile, xn, wn)
+    place, inside, out_at = _output_place(geo, tile, core.output.shape[1])
     output = (
         f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
         f"            const int64_t o = kg_g * M + m;  // the output channel\n"
+        f"{place}"
     )
-    at = tile.positions
-    place_out = f"((j / {at}) * {core.output.shape[1]} + o) * {at} + j % {at}"
     each = (
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {tile.per_m}; ++kg_i)\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {PER}; ++kg_j) {{\n"
@@ -115,8 +165,8 @@ def conv_blocked(region: Region) -> Contract:
     if fused:  # the framework sums; the body runs once per output on the sum
         start = f" + p_{names[bias[0].name]}[o]" if bias else ""
         head += (
-            _framework_sum(tile, row, col) + each + "            if (m >= M || j >= N) continue;\n"
-            f"            const int64_t i = {place_out};  // the output element\n"
+            _framework_sum(tile, row, col) + each + f"            if (!({inside})) continue;\n"
+            f"            const int64_t i = {out_at};  // the output element\n"
             f"        float result = kg_total[kg_i][kg_j]{start};  // the sum\n"
             f"{whole.loads}        // {step_code(core.steps[0], names)}\n{whole.todo}{BODY_MARK}"
         )
@@ -129,12 +179,13 @@ def conv_blocked(region: Region) -> Contract:
         if bias:
             bn = names[bias[0].name]
             bias_line = (
-                f"        const kg_first_slice {bn}{{p_{bn}, kg_k0 == 0}};  // {bn}[o]: channel o's bias\n"
+                f"        const kg_first_slice {bn}{{p_{bn}, kg_c0 == 0}};  // {bn}[o]: channel o's bias\n"
             )
         head += (
             f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {tile.per_m}; ++kg_i) {{\n"
             f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {PER}; ++kg_j) {{\n"
-            f"        {output}"
+            f"        const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
+            f"        const int64_t o = kg_g * M + m;  // the output channel\n"
             f"        const int64_t C = {tile.per_slice};  // this slice's channels: c in [0, C)\n"
             f"        auto {xn} = [&](int64_t c, {ks}) -> float {{ return kg_tb[{flat}][{col}]; }};\n"
             f"        auto {wn} = [&](int64_t c, {ks}) -> float {{ return kg_ta[{flat}][{row}]; }};\n"
@@ -145,7 +196,7 @@ def conv_blocked(region: Region) -> Contract:
         tail = (
             "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
             + each
-            + f"            if (m < M && j < N) p_out[{place_out}] = kg_total[kg_i][kg_j];\n"
+            + f"            if ({inside}) p_out[{out_at}] = kg_total[kg_i][kg_j];\n"
             "        }\n}\n"
         )
     notes = {
@@ -155,15 +206,21 @@ def conv_blocked(region: Region) -> Contract:
     }
     roles = role_lines(whole.region, names, notes)
     who = f"- each thread of a block of {THREADS} computes {tile.per_m} x {PER} outputs (channel o, column j)"
+    phase = (
+        f"; the outputs split by the stride's phase, each reading {tile.taps} of the filter's "
+        f"{prod(geo.taps)} taps (K{'..' if geo.dims > 1 else ''} count a phase's taps)"
+        if tile.phases.split
+        else ""
+    )
     roles.insert(
         0,
         f"{who}: the framework has summed each into `result`{whole.then}"
         if fused
         else f"{who}, your lines once for each: `result`: the sum over c in [0, C) and the taps of a slice, "
-        f"C = {tile.per_slice} of the {geo.channels} input channels; the framework adds the slices",
+        f"C = {tile.per_slice} of the {geo.channels} input channels; the framework adds the slices{phase}",
     )
     launch = launch_info(whole.region, kernel, whole.region.output.numel)
-    grid = [blocks(tile.cols, SIDE_N), blocks(tile.rows, tile.side_m), geo.groups]
+    grid = [blocks(tile.cols, SIDE_N), blocks(tile.rows, tile.side_m), geo.groups * tile.phases.count]
     launch |= {"block": [THREADS, 1, 1], "grid": grid}
     contract = Contract(region.id, "contraction", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(whole.region, names, head, roles)
@@ -171,78 +228,150 @@ def conv_blocked(region: Region) -> Contract:
     return contract
 
 
+def _position(tile: _Tile, column: str, pre: str) -> list[str]:
+    """Lines that place `column` (a (batch, position) pair of this block's phase): its batch `pre`b and
+    output position `pre`p0, `pre`p1, ..."""
+    ph = tile.phases
+    lines = [f"int64_t {pre}rest = {column};"]
+    for j in reversed(range(len(ph.positions))):
+        step = f"kg_first{j} + {ph.stride[j]} * " if ph.split else ""
+        lines.append(
+            f"const int64_t {pre}p{j} = {step}({pre}rest % {ph.positions[j]});"
+            f" {pre}rest /= {ph.positions[j]};"
+        )
+    lines.append(f"const int64_t {pre}b = {pre}rest;")
+    return lines
+
+
+def _output_place(geo: ConvGeometry, tile: _Tile, channels_out: int) -> tuple[str, str, str]:
+    """The lines that place output column j, the test that (m, j) is an output, and its flat index."""
+    if not tile.phases.split:  # the columns are the output's positions in order
+        at = prod(geo.spatial_out)
+        return "", "m < M && j < N", f"((j / {at}) * {channels_out} + o) * {at} + j % {at}"
+    lines = "".join(f"            {line}\n" for line in _position(tile, "j", "kg_o"))
+    inside = " && ".join(["m < M", "j < N", *(f"kg_op{d} < {o}" for d, o in enumerate(geo.spatial_out))])
+    index = f"kg_ob * {channels_out} + o"
+    for d, o in enumerate(geo.spatial_out):
+        index = f"({index}) * {o} + kg_op{d}"
+    return lines, inside, index
+
+
 def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
-    """The kernel from its sizes to the slice loop's prefetch: the shared tiles, where this thread's
-    staged column sits, how a filter value and an input value under a tap are read, the registers of the
+    """The kernel from its sizes to the slice loop's prefetch: the shared tiles, the phase, where each
+    value this thread stages sits (once: a slice adds its first channel's offset), the registers of the
     sums and of the next slice, and each slice staged."""
     dims = range(geo.dims)
-    width, side_m, k_all, rows, taps = tile.width, tile.side_m, tile.k_all, tile.rows, tile.taps
-    tap_loops = ", ".join(f"K{j} = {geo.taps[j]}" for j in dims)
-    # the column this thread stages (its batch and output position) is the same in every slice
-    column = [f"    const int64_t kg_sj = kg_j0 + threadIdx.x % {SIDE_N};", "    int64_t kg_rest = kg_sj;"]
-    for j in reversed(dims):
-        column.append(
-            f"    const int64_t kg_p{j} = kg_rest % {geo.spatial_out[j]}; kg_rest /= {geo.spatial_out[j]};"
-        )
-    column.append("    const int64_t kg_b = kg_rest;")
-    place, inside, at = geo.placed("kg_p", "k")
-    group_x = f"kg_g * {geo.channels} + " if geo.groups > 1 else ""
-    unflat = [f"const int64_t c = kg_k / {taps};", f"int64_t kg_t = kg_k % {taps};"]
-    for j in reversed(dims):
-        unflat.append(f"const int64_t k{j} = kg_t % {geo.taps[j]}; kg_t /= {geo.taps[j]};")
-    if geo.transposed:  # w[in channel, out channel within the group, taps...]
-        w_at = f"p_{wn}[(({group_x}c) * {rows} + m) * {taps} + kg_k % {taps}]"
-        w_lines = f"const int64_t c = kg_k / {taps}; return {w_at};"
-    else:  # w[out channel, in channel of its group, taps...]: K is contiguous
-        w_lines = f"return p_{wn}[(kg_g * {rows} + m) * {k_all} + kg_k];"
-    loads_a = -(-width * side_m // THREADS)
-    passes = THREADS // SIDE_N  # the rows of the input's tile one pass of the block stages
+    ph = tile.phases
+    width, side_m, rows, taps = tile.width, tile.side_m, tile.rows, tile.taps
+    filter_taps, plane = prod(geo.taps), prod(geo.spatial_in)
+    tap_loops = ", ".join(f"K{j} = {ph.taps[j]}" for j in dims)
+    lines = [
+        f"    const int64_t M = {rows}, N = {tile.cols};  // M channels a group, N (batch, position) pairs"
+        + (" of a phase" if ph.split else ""),
+        f"    const int64_t {tap_loops};  // the taps "
+        + ("a phase reads: every stride-th of the filter's" if ph.split else "of the filter"),
+        f"    __shared__ __align__(16) float kg_ta[{width}][{side_m + LANES}];",
+        f"    __shared__ __align__(16) float kg_tb[{width}][{SIDE_N + LANES}];",
+        f"    const int kg_tx = threadIdx.x % {TILE}, kg_ty = threadIdx.x / {TILE};",
+        f"    const int64_t kg_g = blockIdx.z % {geo.groups}, kg_m0 = blockIdx.y * {side_m},"
+        f" kg_j0 = blockIdx.x * {SIDE_N};",
+    ]
+    if ph.split:  # this block's phase: per dimension its first tap (the phase) and first output position
+        lines.append(f"    int64_t kg_phase = blockIdx.z / {geo.groups};")
+        for j in reversed(dims):
+            s, pad = ph.stride[j], geo.padding[j]
+            lines.append(
+                f"    const int64_t kg_tap{j} = kg_phase % {s}, kg_first{j} = (kg_tap{j} + {s} - {pad % s})"
+                f" % {s}; kg_phase /= {s};"
+            )
+    # the input this thread stages: one column (the same in every slice), a row of the slice per pass
+    passes = THREADS // SIDE_N
     loads_b = -(-width // passes)
+    lines += [
+        f"    const int64_t kg_sj = kg_j0 + threadIdx.x % {SIDE_N};",
+        *(f"    {line}" for line in _position(tile, "(kg_sj < N ? kg_sj : 0)", "kg_s")),
+    ]
+    group_x = f" + kg_g * {geo.channels}" if geo.groups > 1 else ""
+    unflat = [f"const int c = kg_r / {taps};", f"int kg_t = kg_r % {taps};"]
+    for j in reversed(dims):
+        unflat.append(f"const int k{j} = kg_t % {ph.taps[j]}; kg_t /= {ph.taps[j]};")
+    if ph.split:  # tap k of the phase is the filter's tap + k·s; it reads the input k behind the column's
+        for j in dims:
+            s, pad = ph.stride[j], geo.padding[j]
+            lines.append(f"    const int64_t kg_u{j} = (kg_sp{j} + {pad} - kg_tap{j}) / {s};")
+        at = [f"q{j}" for j in dims]
+        place = [f"const int64_t q{j} = kg_u{j} - k{j};" for j in dims]
+        inside = " && ".join(
+            f"kg_tap{j} + k{j} * {ph.stride[j]} < {geo.taps[j]} && q{j} >= 0 && q{j} < {geo.spatial_in[j]}"
+            for j in dims
+        )
+        out_ok = " && ".join(f"kg_sp{j} < {geo.spatial_out[j]}" for j in dims)
+    else:
+        place, inside, at = geo.placed("kg_sp", "k")
+        out_ok = "true"
+    spatial = "0"
+    for j in dims:
+        spatial = f"({spatial}) * {geo.spatial_in[j]} + {at[j]}" if spatial != "0" else at[j]
+    lines += [
+        f"    const float* kg_xb = p_{xn} + (kg_sb * {geo.in_channels}{group_x}) * {plane};",
+        f"    int kg_xo[{loads_b}];  // a staged row's offset from the slice's first channel, -1: 0",
+        f"    #pragma unroll\n    for (int kg_q = 0; kg_q < {loads_b}; ++kg_q) {{",
+        f"        const int kg_r = threadIdx.x / {SIDE_N} + kg_q * {passes};",
+        f"        {' '.join(unflat)}",
+        f"        {' '.join(place)}",
+        f"        kg_xo[kg_q] = (kg_r < {width} && kg_sj < N && {out_ok} && {inside})"
+        f" ? int(c * {plane} + {spatial}) : -1;",
+        "    }",
+    ]
+    # the filter values this thread stages: a block's rows, each a slice of its channels' taps
+    loads_a = -(-width * side_m // THREADS)
+    if ph.split:
+        tap_flat = "0"
+        for j in dims:
+            f_j = f"(kg_tap{j} + k{j} * {ph.stride[j]})"
+            tap_flat = f"({tap_flat}) * {geo.taps[j]} + {f_j}" if tap_flat != "0" else f_j
+        tap_ok = " && ".join(f"kg_tap{j} + k{j} * {ph.stride[j]} < {geo.taps[j]}" for j in dims)
+    else:
+        tap_flat, tap_ok = "kg_r % " + str(taps), "true"
+    if geo.transposed:  # w[in channel, out channel within the group, taps...]: a channel is M x taps
+        w_at, per_channel = f"(c * {rows} + m) * {filter_taps} + {tap_flat}", rows * filter_taps
+    else:  # w[out channel, in channel of its group, taps...]
+        w_at, per_channel = f"m * {geo.channels * filter_taps} + c * {filter_taps} + {tap_flat}", filter_taps
+    lines += [
+        f"    const float* kg_wb = p_{wn} + kg_g * {rows * geo.channels * filter_taps};",
+        f"    int kg_wo[{loads_a}];  // a staged filter value's offset, as kg_xo",
+        f"    #pragma unroll\n    for (int kg_q = 0; kg_q < {loads_a}; ++kg_q) {{",
+        f"        const int kg_e = threadIdx.x + kg_q * {THREADS};",
+        f"        const int64_t m = kg_m0 + kg_e / {width}; const int kg_r = kg_e % {width};",
+        f"        {' '.join(unflat)}",
+        f"        kg_wo[kg_q] = (kg_e < {width * side_m} && m < M && {tap_ok}) ? int({w_at}) : -1;",
+        "    }",
+    ]
     return (
-        f"    const int64_t M = {rows}, N = {tile.cols}, K_ALL = {k_all};  // M channels a group, N (batch, "
-        "position) pairs, K channels x taps\n"
-        f"    const int64_t {tap_loops};\n"
-        f"    __shared__ __align__(16) float kg_ta[{width}][{side_m + LANES}];\n"
-        f"    __shared__ __align__(16) float kg_tb[{width}][{SIDE_N + LANES}];\n"
-        f"    const int kg_tx = threadIdx.x % {TILE}, kg_ty = threadIdx.x / {TILE};\n"
-        f"    const int64_t kg_g = blockIdx.z, kg_m0 = blockIdx.y * {side_m},"
-        f" kg_j0 = blockIdx.x * {SIDE_N};\n"
-        + "\n".join(column)
-        + "\n    // the input under flat tap kg_k (channel x taps) of this thread's column, 0 off the edges\n"
-        f"    auto kg_x = [&](int64_t kg_k) -> float {{\n        {' '.join(unflat)}\n"
-        f"        {' '.join(place)}\n"
-        f"        return ({inside}) ? p_{xn}[{geo.x_index('kg_b', f'{group_x}c', at)}] : 0.0f;\n    }};\n"
-        f"    auto kg_w = [&](int64_t m, int64_t kg_k) -> float {{ {w_lines} }};\n"
-        f"    float kg_total[{tile.per_m}][{PER}];\n"
+        "\n".join(lines) + f"\n    float kg_total[{tile.per_m}][{PER}];\n"
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {tile.per_m}; ++kg_i)\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {PER}; ++kg_j)"
         " kg_total[kg_i][kg_j] = 0.0f;\n"
         "    // the next slice's values wait in registers while the block computes on this one\n"
         f"    float kg_na[{loads_a}], kg_nb[{loads_b}];\n"
-        f"    auto kg_fetch = [&](int64_t kg_k0) {{\n"
-        f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_a}; ++kg_q) {{\n"
-        f"            const int kg_r = threadIdx.x + kg_q * {THREADS};\n"
-        f"            const int64_t m = kg_m0 + kg_r / {width}, kg_k = kg_k0 + kg_r % {width};\n"
-        f"            kg_na[kg_q] = (kg_r < {width * side_m} && m < M && kg_k < K_ALL)"
-        " ? kg_w(m, kg_k) : 0.0f;\n"
-        "        }\n"
-        f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_b}; ++kg_q) {{\n"
-        f"            const int kg_r = threadIdx.x / {SIDE_N} + kg_q * {passes};\n"
-        f"            const int64_t kg_k = kg_k0 + kg_r;\n"
-        f"            kg_nb[kg_q] = (kg_r < {width} && kg_k < K_ALL && kg_sj < N) ? kg_x(kg_k) : 0.0f;\n"
-        "        }\n    };\n"
+        "    auto kg_fetch = [&](int64_t kg_c0) {  // the slice from input channel kg_c0 of the group\n"
+        f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_a}; ++kg_q)\n"
+        f"            kg_na[kg_q] = kg_wo[kg_q] >= 0 ? kg_wb[kg_c0 * {per_channel} + kg_wo[kg_q]] : 0.0f;\n"
+        f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_b}; ++kg_q)\n"
+        f"            kg_nb[kg_q] = kg_xo[kg_q] >= 0 ? kg_xb[kg_c0 * {plane} + kg_xo[kg_q]] : 0.0f;\n"
+        "    };\n"
         "    kg_fetch(0);\n"
-        f"    for (int64_t kg_k0 = 0; kg_k0 < K_ALL; kg_k0 += {width}) {{\n"
+        f"    for (int64_t kg_c0 = 0; kg_c0 < {geo.channels}; kg_c0 += {tile.per_slice}) {{\n"
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_a}; ++kg_q) {{\n"
-        f"            const int kg_r = threadIdx.x + kg_q * {THREADS};\n"
-        f"            if (kg_r < {width * side_m}) kg_ta[kg_r % {width}][kg_r / {width}] = kg_na[kg_q];\n"
+        f"            const int kg_e = threadIdx.x + kg_q * {THREADS};\n"
+        f"            if (kg_e < {width * side_m}) kg_ta[kg_e % {width}][kg_e / {width}] = kg_na[kg_q];\n"
         "        }\n"
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_b}; ++kg_q) {{\n"
         f"            const int kg_r = threadIdx.x / {SIDE_N} + kg_q * {passes};\n"
         f"            if (kg_r < {width}) kg_tb[kg_r][threadIdx.x % {SIDE_N}] = kg_nb[kg_q];\n"
         "        }\n"
         "        __syncthreads();\n"
-        f"        if (kg_k0 + {width} < K_ALL) kg_fetch(kg_k0 + {width});\n"
+        f"        if (kg_c0 + {tile.per_slice} < {geo.channels}) kg_fetch(kg_c0 + {tile.per_slice});\n"
     )
 
 

@@ -41,9 +41,42 @@ CASES = [
         "2, 8, 5, 6",
         "moderate",
     ),
+    # strided transposed ones wide enough to split by phase: uneven taps and positions a phase, 3-D, groups
+    (
+        "nn.ConvTranspose2d(6, 33, 4, stride=2, padding=1, bias=False)",
+        "self.conv(x)",
+        "3, 6, 9, 10",
+        "moderate",
+    ),
+    (
+        "nn.ConvTranspose2d(4, 32, (3, 4), stride=(3, 2), padding=(2, 1))",
+        "self.conv(x)",
+        "3, 4, 8, 9",
+        "moderate",
+    ),
+    (
+        "nn.ConvTranspose3d(3, 32, 3, stride=2, padding=1, output_padding=1)",
+        "self.conv(x)",
+        "1, 3, 6, 6, 7",
+        "moderate",
+    ),
+    (
+        "nn.ConvTranspose2d(8, 64, 3, stride=2, groups=2, bias=False)",
+        "self.conv(x)",
+        "2, 8, 9, 9",
+        "moderate",
+    ),
+    ("nn.ConvTranspose1d(5, 32, 3, stride=2, dilation=2)", "self.conv(x)", "2, 5, 100", "moderate"),
     ("nn.Conv2d(4, 48, 3)", "torch.tanh(self.conv(x) * 0.5)", "2, 4, 10, 12", "aggressive"),
     ("nn.ConvTranspose2d(4, 40, 4, stride=2, padding=1)", "F.gelu(self.conv(x))", "2, 4, 6, 7", "aggressive"),
+    (
+        "nn.ConvTranspose2d(4, 40, 3, stride=2, padding=1)",
+        "F.gelu(self.conv(x))",
+        "3, 4, 9, 10",
+        "aggressive",
+    ),
 ]
+SPLIT = CASES[7]  # the first one split by phase
 
 
 def _source(module: str, forward: str, shape: str) -> str:
@@ -80,6 +113,28 @@ def test_a_body_that_skips_a_channel_of_each_slice_is_caught_on_the_cpu() -> Non
     region, first = _conv(_source(*CASES[0][:3]), "moderate")
     wrong = rule_body(region, first).replace("c < C", "c < C - 1")
     assert not emulate(region, conv_blocked(region), wrong).ok
+
+
+@pytest.mark.parametrize(
+    "case, phases, taps",
+    [(SPLIT, 4, "K0 = 2, K1 = 2"), (CASES[8], 6, "K0 = 1, K1 = 2"), (CASES[9], 8, "K0 = 2, K1 = 2, K2 = 2")],
+)
+def test_a_strided_transposed_convolution_sums_only_its_phases_taps(
+    case: tuple[str, ...], phases: int, taps: str
+) -> None:
+    """Each phase of the stride is its own blocks (the grid's third dimension), and K holds the phase's
+    taps alone: a filter of 4 with stride 2 sums 2 taps a dimension."""
+    region, _ = _conv(_source(*case[:3]), case[3])
+    contract = conv_blocked(region)
+    assert contract.launch["grid"][2] == phases and f"const int64_t {taps};" in contract.head
+
+
+@pytest.mark.parametrize("wrong", ["c < C - 1", "k0 < K0 - 1"])
+def test_a_body_that_skips_a_tap_of_each_phase_is_caught_on_the_cpu(wrong: str) -> None:
+    region, first = _conv(_source(*SPLIT[:3]), SPLIT[3])
+    body = rule_body(region, first)
+    assert wrong.split(" - ")[0] in body
+    assert not emulate(region, conv_blocked(region), body.replace(wrong.split(" - ")[0], wrong)).ok
 
 
 def test_a_body_that_bounds_its_loops_by_numbers_keeps_the_first_contract() -> None:
