@@ -48,8 +48,6 @@ _POINTER = re.compile(r"const float\* __restrict__ p_(\w+)")  # the kernel's inp
 # conv's body wrote only its epilogue line, `t1 = result / 2.0;`, reading the uninitialised float
 _SETS_RESULT = re.compile(r"\bresult\s*(?:[-+*/]?=)(?!=)")
 _COUNT = re.compile(r"\bR\b")
-_VERBOSE = "--ptxas-options=-v"  # ptxas's resource line in the log: registers and spills
-_SPILLS = re.compile(r"(\d+) bytes spill stores")
 # Measured at KernelBench's scale: the 1.5B's mean `result += v_t1(0); result += v_t1(1);` passed the
 # emulation's small twin (two elements) and summed two of two million on the GPU.
 _FIXED_ELEMENTS = (
@@ -72,7 +70,6 @@ class Checked:
     compile_log: str = ""
     errors: str = ""  # what a repair prompt shows: lint messages, or compiler errors with their lines
     compile_seconds: float = 0.0
-    spill_bytes: int = 0  # registers spilled to local memory (ptxas): a launch shape that spills is slow
 
 
 def extract_body(text: str, contract: Contract) -> str:
@@ -183,7 +180,7 @@ def check(contract: Contract, body: str, arch: str = "sm_90") -> Checked:
     if lint:
         errors = "\n".join(f"- {f['message']}" for f in lint)
         return Checked(body, source, False, lint, errors=errors)
-    compiled = compile_kernel(source, name=f"{contract.kernel_name}.cu", arch=arch, options=[_VERBOSE])
+    compiled = compile_kernel(source, name=f"{contract.kernel_name}.cu", arch=arch)
     if compiled.ok and _COUNT.search(contract.loop) and not _COUNT.search(_COMMENT.sub("", body)):
         # after the compiler, whose word on a stray name is the more useful one
         fixed = [{"code": "fixed_elements", "message": _FIXED_ELEMENTS, "line": None}]
@@ -191,8 +188,7 @@ def check(contract: Contract, body: str, arch: str = "sm_90") -> Checked:
     errors = "" if compiled.ok else (annotate(source, compiled) or _error_lines(compiled.log))
     hints = "" if compiled.ok else name_hints(compiled.log, contract, body)
     errors = f"{errors}\n\n{hints}" if hints else errors
-    spilled = sum(int(n) for n in _SPILLS.findall(compiled.log))
-    return Checked(body, source, compiled.ok, [], compiled.log, errors, compiled.seconds, spilled)
+    return Checked(body, source, compiled.ok, [], compiled.log, errors, compiled.seconds)
 
 
 def _unused(contract: Contract, code: str) -> list[dict[str, Any]]:

@@ -288,9 +288,8 @@ def _shares_hold(region: Region, body: str) -> bool:
 
 def ruled_launch(region: Region, body: str) -> tuple[str, Contract] | None:
     """The framework's own launch for a body written on its first contract (RULED): the first shape of
-    the region's kind that fits it and that the body moves to unchanged, passing the local checks there
-    with no register spilled (a blocked kernel that spills runs slower than one thread an output); None
-    keeps the first contract."""
+    the region's kind that fits it and that the body moves to unchanged, passing the local checks there;
+    None keeps the first contract."""
     if not moves_unchanged(body) or not _shares_hold(region, body):
         return None
     for name in RULED.get(region.kind, ()):
@@ -298,8 +297,7 @@ def ruled_launch(region: Region, body: str) -> tuple[str, Contract] | None:
             contract = BY_NAME[name].build(region)
         except RegionError:
             continue
-        checked = check(contract, body)
-        if checked.ok and not checked.spill_bytes:
+        if check(contract, body).ok:
             return name, contract
     return None
 

@@ -12,7 +12,6 @@ import pytest
 from one_op import strictly_correct_on_gpu
 
 from evaluator.problem import load_problem
-from regions.check import check
 from regions.conv_tiles import conv_blocked
 from regions.emulate import emulate
 from regions.export import Written
@@ -102,26 +101,12 @@ def test_the_rules_body_moves_to_the_blocked_convolution_and_computes_it(
 ) -> None:
     region, first = _conv(_source(module, forward, shape), ambition)
     body = rule_body(region, first)
-    contract = conv_blocked(region)
-    blocks = contract.launch["grid"]
+    ruled = ruled_launch(region, body)
+    assert ruled is not None and ruled[0] == CONV_BLOCKED
+    blocks = ruled[1].launch["grid"]
     assert blocks[0] * blocks[1] * blocks[2] > 1  # several blocks, each staging its own slices
-    emulated = emulate(region, contract, body)
+    emulated = emulate(region, ruled[1], body)
     assert emulated.ok, emulated.error
-    ruled = ruled_launch(region, body)  # the framework launches it so, unless it spills registers
-    assert (ruled is not None and ruled[0] == CONV_BLOCKED) or check(contract, body).spill_bytes > 0
-
-
-def test_a_blocked_convolution_that_spills_registers_keeps_the_first_contract() -> None:
-    """27 taps a slice of a 3-D filter, once per output of 4 x 8: ptxas spills, and a kernel that spills
-    runs slower than one thread an output."""
-    region, first = _conv(_source(*CASES[3][:3]), CASES[3][3])
-    body = rule_body(region, first)
-    assert check(conv_blocked(region), body).spill_bytes > 0
-    assert ruled_launch(region, body) is None
-    plain, plain_first = _conv(_source(*CASES[0][:3]), CASES[0][3])  # 9 taps a slice: no spill
-    plain_body = rule_body(plain, plain_first)
-    checked = check(conv_blocked(plain), plain_body)
-    assert checked.ok and checked.spill_bytes == 0 and ruled_launch(plain, plain_body) is not None
 
 
 def test_a_body_that_skips_a_channel_of_each_slice_is_caught_on_the_cpu() -> None:
@@ -181,8 +166,7 @@ def test_the_conv_tasks_are_strictly_correct_on_the_blocked_convolution(task: st
     for region, first in offered(problem.source, ambition)[0]:
         body = rule_body(region, first)
         ruled = ruled_launch(region, body)
-        if region.kind == "contraction":  # blocked, unless it would spill registers
-            spills = check(conv_blocked(region), body).spill_bytes > 0
-            assert (ruled is not None and ruled[0] == CONV_BLOCKED) or spills, task
+        if region.kind == "contraction":
+            assert ruled is not None and ruled[0] == CONV_BLOCKED, task
         written.append(Written(region, ruled[1] if ruled else first, body))
     strictly_correct_on_gpu(problem, written, eval_cache, trials=5)
