@@ -110,6 +110,8 @@ def _phases(geo: ConvGeometry, batch: int) -> _Phases:
 
 
 def _tile(region: Region, geo: ConvGeometry) -> _Tile:
+    """The cut of the region's convolution; RegionError where no block's tile fills, a 32-bit offset could
+    overflow or a slice outgrows shared memory."""
     batch = region.steps[0].out.shape[0]
     phases = _phases(geo, batch)
     rows, cols, taps = geo.per_group, batch * prod(phases.positions), prod(phases.taps)
@@ -122,7 +124,7 @@ def _tile(region: Region, geo: ConvGeometry) -> _Tile:
     filter_size = geo.in_channels * geo.per_group * prod(geo.taps)
     if max(filter_size, geo.in_channels * prod(geo.spatial_in), cols) >= INT_LIMIT:
         raise RegionError(f"{region.id}: too large for the blocked convolution's 32-bit offsets")
-    # whole slices: the most channels, dividing the group's, that reach no further than SLICE values
+    # equal slices: the most channels dividing the group's, up to the fewest that hold SLICE values
     reach = min(geo.channels, -(-SLICE // taps))
     per_slice = max(d for d in range(1, reach + 1) if geo.channels % d == 0)
     width = per_slice * taps
