@@ -256,7 +256,9 @@ BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
 # product, joined the same day: at that scale one thread a row ran them at 0.06-0.41x eager, a block a row
 # at 0.63-1.92x, all strictly correct. conv_blocked joined the same day (benchmarks/results/conv_tiles/, the
 # H100): the eight level-1 conv tasks of benchmarks/conv_tasks 0.34x -> 0.74x eager (geomean; 0.21-1.23x ->
-# 0.23-3.34x), the model's bodies the same, all strictly correct; only the 3-D convolution was slower.
+# 0.23-3.34x), the model's bodies the same, all strictly correct; only the 3-D convolution was slower. Its
+# staging without divisions and a strided transposed convolution's split by phase, the same day
+# (benchmarks/results/conv_phases/, the H100): nine conv tasks 0.66x -> 0.99x, four fused 0.72x -> 1.11x.
 RULED: dict[str, tuple[str, ...]] = {
     "contraction": (DOT, SPLIT, BLOCKED, CONV_BLOCKED),
     "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW, BLOCK_SCAN, BLOCK_INDEX),
