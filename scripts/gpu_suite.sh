@@ -101,6 +101,7 @@ run_kinds() {
   # the loop kinds on the GPU: hand-written bodies for every kind (tests/regions/test_kinds_gpu.py), then every
   # jobs file under .device/kinds (a deferred run.py directory's jobs.jsonl, renamed) judged on its own:
   #   cp runs/X/jobs.jsonl .device/kinds/X.jsonl; scripts/gpu_suite.sh kinds -> $OUT/X.verdicts.jsonl
+  #   (an A/B's arms in one file: python -m benchmarks.arm_jobs runs/A:old runs/B:new --out .device/kinds/X.jsonl)
   #   then here: run.py --resume runs/X --results X.verdicts.jsonl
   # X.config beside X.jsonl replaces the EvalConfig overrides for it (the project's own tasks have no
   # torch.compile baseline: '{"reference_compile": "off"}' spares a compile per problem).

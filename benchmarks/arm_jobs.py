@@ -1,0 +1,74 @@
+"""The jobs of an A/B run in one file: several deferred runs' jobs.jsonl, each job id ending in its arm
+(`/old`, `/new`, ...) as benchmarks.arms reads the verdicts back, and the evaluator's config beside it
+(scripts/gpu_suite.sh kinds judges every .device/kinds/NAME.jsonl with its NAME.config):
+
+    python -m benchmarks.arm_jobs runs/cv_old:old runs/cv_new:new --out .device/kinds/conv.jsonl \\
+        --config '{"reference_compile": "off", "workers_per_device": 6}'
+
+One GPU run judges every arm, so their timings compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from graph.runner.jsonl import read_jsonl
+
+
+def pack(runs: list[tuple[Path, str]], out: Path, config: str | None = None) -> int:
+    """Write the runs' jobs, ids suffixed `/<arm>`, into `out` (and `config` beside it as out's .config);
+    the number of jobs. ValueError for a run without jobs, an arm that is no plain suffix, or a job id
+    twice in one arm."""
+    lines, seen = [], set()
+    for run, arm in runs:
+        if not arm or "/" in arm:
+            raise ValueError(f"arm {arm!r} of {run}: an arm is a plain job-id suffix (no '/')")
+        jobs = read_jsonl(run / "jobs.jsonl")
+        if not jobs:
+            raise ValueError(f"{run}: no jobs.jsonl with jobs (a run.py --evaluator deferred directory)")
+        for job in jobs:
+            job_id = f"{job['job_id']}/{arm}"
+            if job_id in seen:
+                raise ValueError(f"{job_id}: twice (the same run in one arm twice?)")
+            seen.add(job_id)
+            lines.append(json.dumps({**job, "job_id": job_id}))
+    if config is not None:
+        json.loads(config)  # a typo fails here, not on the GPU host
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if config is not None:
+        out.with_suffix(".config").write_text(config, encoding="utf-8")
+    return len(lines)
+
+
+def _run_arm(text: str) -> tuple[Path, str]:
+    run, sep, arm = text.rpartition(":")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected RUN_DIR:ARM")
+    return Path(run), arm
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("runs", nargs="+", type=_run_arm, metavar="RUN_DIR:ARM")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="the jobs file, e.g. .device/kinds/NAME.jsonl"
+    )
+    parser.add_argument("--config", help="the evaluator's config overrides as JSON, written as NAME.config")
+    args = parser.parse_args(argv)
+    try:
+        count = pack(args.runs, args.out, args.config)
+    except (ValueError, KeyError) as error:
+        print(f"arm_jobs: {error}", file=sys.stderr)
+        return 2
+    print(f"{count} jobs in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""benchmarks.arm_jobs: deferred runs' jobs in one file, each id ending in its arm, as benchmarks.arms
+reads the verdicts back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.arm_jobs import main, pack
+from benchmarks.arms import by_arm
+
+
+def _run(root: Path, name: str, ids: list[str]) -> Path:
+    run = root / name
+    run.mkdir()
+    (run / "jobs.jsonl").write_text("".join(json.dumps({"job_id": i, "code": name}) + "\n" for i in ids))
+    return run
+
+
+def test_each_runs_jobs_end_in_its_arm_and_the_config_sits_beside_them(tmp_path: Path) -> None:
+    old, new = _run(tmp_path, "old", ["t1/r0s0", "t2/r0s0"]), _run(tmp_path, "new", ["t1/r0s0"])
+    out = tmp_path / "kinds" / "ab.jsonl"
+    assert pack([(old, "old"), (new, "new")], out, '{"reference_compile": "off"}') == 3
+    jobs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(j["job_id"], j["code"]) for j in jobs] == [
+        ("t1/r0s0/old", "old"),
+        ("t2/r0s0/old", "old"),
+        ("t1/r0s0/new", "new"),
+    ]
+    assert json.loads((tmp_path / "kinds" / "ab.config").read_text()) == {"reference_compile": "off"}
+    verdicts = [{"job_id": j["job_id"], "verdict": "correct"} for j in jobs]
+    assert set(by_arm(verdicts, ["old", "new"])["t1/r0s0"]) == {"old", "new"}  # arms reads them back
+
+
+def test_bad_runs_arms_and_configs_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    run = _run(tmp_path, "run", ["t1"])
+    out = tmp_path / "ab.jsonl"
+    with pytest.raises(ValueError, match="no jobs.jsonl"):
+        pack([(tmp_path / "missing", "a")], out)
+    with pytest.raises(ValueError, match="plain job-id suffix"):
+        pack([(run, "a/b")], out)
+    with pytest.raises(ValueError, match="twice"):
+        pack([(run, "a"), (run, "a")], out)
+    with pytest.raises(json.JSONDecodeError):
+        pack([(run, "a")], out, "{reference_compile: off}")
+    assert not out.exists()
+    assert main([f"{run}:a", "--out", str(out)]) == 0 and out.exists()
+    assert main([f"{tmp_path / 'missing'}:a", "--out", str(out)]) == 2
