@@ -4,7 +4,7 @@ An arm is whatever differs between the copies of a task's job (`/old` and `/rule
 after a change of launch shape; `/old` and `/new`: the same program judged by the old and the new
 launcher). The arms go to one GPU run, so their timings compare; this reads the verdicts back:
 
-    python -m benchmarks.arms VERDICTS.jsonl [MORE.jsonl ...] --arms old,ruled [--out DIR]
+    python -m benchmarks.arms VERDICTS.jsonl [MORE.jsonl ...] --arms old,ruled [--tasks L1/] [--out DIR]
 
 Each cell counts its speedups only where the verdict is strictly correct; a task an arm lacks shows `-`.
 """
@@ -117,10 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("verdicts", nargs="+", type=Path)
     parser.add_argument("--arms", required=True, help="comma-separated job id suffixes, in column order")
+    parser.add_argument("--tasks", default="", help="only the tasks whose name starts so, e.g. L1/")
     parser.add_argument("--out", type=Path, help="write summary.md and summary.json into this folder")
     args = parser.parse_args(argv)
     arms = [a for a in args.arms.split(",") if a]
-    verdicts = [v for path in args.verdicts for v in read_jsonl(path)]
+    verdicts = [
+        v
+        for path in args.verdicts
+        for v in read_jsonl(path)
+        if task_of(str(v.get("job_id", ""))).startswith(args.tasks)
+    ]
     devices = {str((v.get("evidence") or {}).get("gpu") or "") for v in verdicts} - {""}
     table = by_arm(verdicts, arms)
     summary = summarise(table, arms)

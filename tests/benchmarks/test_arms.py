@@ -63,3 +63,17 @@ def test_each_task_gets_a_cell_per_arm_and_the_geomean_compares_tasks_every_arm_
     assert "custom kernels' mean share of its GPU time 0.70" in text
     assert "the candidates' own times, old's over new's: 3.00x" in text
     assert "NVIDIA H100 80GB HBM3" in text
+
+
+def test_tasks_selects_a_level_of_the_run(tmp_path: Path) -> None:
+    lines = [
+        _verdict("zero_shot:L1/Sum|Sum/r0s0/old", eager=0.5),
+        _verdict("zero_shot:L1/Sum|Sum/r0s0/new", eager=2.0),
+        _verdict("zero_shot:L2/Fused|Fused/r0s0/new", eager=9.0),
+    ]
+    path = tmp_path / "v.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in lines))
+    out = tmp_path / "out"
+    assert arms.main([str(path), "--arms", "old,new", "--tasks", "L1/", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary["rows"]) == ["L1/Sum"] and summary["new"]["tasks"] == 1
