@@ -20,8 +20,8 @@ from graph.runner.jsonl import read_jsonl
 
 def pack(runs: list[tuple[Path, str]], out: Path, config: str | None = None) -> int:
     """Write the runs' jobs, ids suffixed `/<arm>`, into `out` (and `config` beside it as out's .config);
-    the number of jobs. ValueError for a run without jobs, an arm that is no plain suffix, or a job id
-    twice in one arm."""
+    the number of jobs. ValueError for a run without jobs, a job without an id, an arm that is no plain
+    suffix, or a job id twice in one arm."""
     lines, seen = [], set()
     for run, arm in runs:
         if not arm or "/" in arm:
@@ -30,6 +30,8 @@ def pack(runs: list[tuple[Path, str]], out: Path, config: str | None = None) -> 
         if not jobs:
             raise ValueError(f"{run}: no jobs.jsonl with jobs (a run.py --evaluator deferred directory)")
         for job in jobs:
+            if "job_id" not in job:
+                raise ValueError(f"{run}/jobs.jsonl: a line without a job_id (not a run.py jobs file?)")
             job_id = f"{job['job_id']}/{arm}"
             if job_id in seen:
                 raise ValueError(f"{job_id}: twice (the same run in one arm twice?)")
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         count = pack(args.runs, args.out, args.config)
-    except (ValueError, KeyError) as error:
+    except ValueError as error:
         print(f"arm_jobs: {error}", file=sys.stderr)
         return 2
     print(f"{count} jobs in {args.out}")

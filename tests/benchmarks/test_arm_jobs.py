@@ -43,6 +43,10 @@ def test_bad_runs_arms_and_configs_are_refused_before_anything_is_written(tmp_pa
         pack([(run, "a/b")], out)
     with pytest.raises(ValueError, match="twice"):
         pack([(run, "a"), (run, "a")], out)
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "jobs.jsonl").write_text('{"code": "x"}\n')
+    with pytest.raises(ValueError, match="without a job_id"):
+        pack([(tmp_path / "bare", "a")], out)
     with pytest.raises(json.JSONDecodeError):
         pack([(run, "a")], out, "{reference_compile: off}")
     assert not out.exists()
