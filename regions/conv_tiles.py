@@ -40,7 +40,7 @@ from regions.skeleton import (
     role_lines,
     step_code,
 )
-from regions.tiles import LANES, PER, TILE, blocks, owned
+from regions.tiles import FIRST_ONLY, LANES, PER, TILE, blocks, framework_sum, owned
 
 THREADS = TILE * TILE
 SIDE_N = TILE * PER  # the columns a block owns
@@ -48,12 +48,6 @@ MIN_ROWS = 32  # fewer output channels a group leave most of a block's rows idle
 SLICE = 8  # the K values a slice aims for: the fewest whole channels that reach it
 SHARED_FLOATS = 12 * 1024  # 48 KiB of static shared memory
 INT_LIMIT = 2**31  # staged offsets are 32-bit: a filter, a sample of the input and the columns below it
-# a bias read in the first slice alone: the body adds it to every slice's sum
-_FIRST_ONLY = (
-    "struct kg_first_slice {  // a bias as the body reads it: its values in K's first slice, 0 after\n"
-    "    const float* p;\n    bool first;\n"
-    "    __device__ float operator[](int64_t k) const { return first ? p[k] : 0.0f; }\n};\n"
-)
 
 
 @dataclass(frozen=True)
@@ -152,7 +146,7 @@ def conv_blocked(region: Region) -> Contract:
     row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
     ks = ", ".join(f"int64_t k{j}" for j in dims)
     tap_args = ", ".join(f"k{j}" for j in dims)
-    head = f"{PRELUDE}\n{_FIRST_ONLY if bias and not fused else ''}{sig} {{\n" + _staging(geo, tile, xn, wn)
+    head = f"{PRELUDE}\n{FIRST_ONLY if bias and not fused else ''}{sig} {{\n" + _staging(geo, tile, xn, wn)
     place, inside, out_at = _output_place(geo, tile, core.output.shape[1])
     output = (
         f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
@@ -167,7 +161,9 @@ def conv_blocked(region: Region) -> Contract:
     if fused:  # the framework sums; the body runs once per output on the sum
         start = f" + p_{names[bias[0].name]}[o]" if bias else ""
         head += (
-            _framework_sum(tile, row, col) + each + f"            if (!({inside})) continue;\n"
+            framework_sum(tile.width, (tile.per_m, PER), row, col)
+            + each
+            + f"            if (!({inside})) continue;\n"
             f"            const int64_t i = {out_at};  // the output element\n"
             f"        float result = kg_total[kg_i][kg_j]{start};  // the sum\n"
             f"{whole.loads}        // {step_code(core.steps[0], names)}\n{whole.todo}{BODY_MARK}"
@@ -374,21 +370,4 @@ def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
         "        }\n"
         "        __syncthreads();\n"
         f"        if (kg_c0 + {tile.per_slice} < {geo.channels}) kg_fetch(kg_c0 + {tile.per_slice});\n"
-    )
-
-
-def _framework_sum(tile: _Tile, row: str, col: str) -> str:
-    """A fused convolution's slice: the framework adds the slice's products into the thread's sums, then
-    closes the slice loop."""
-    return (
-        f"        #pragma unroll\n        for (int kg_k = 0; kg_k < {tile.width}; ++kg_k) {{\n"
-        f"            float kg_a[{tile.per_m}], kg_c[{PER}];\n"
-        f"            #pragma unroll\n            for (int kg_i = 0; kg_i < {tile.per_m}; ++kg_i) "
-        f"kg_a[kg_i] = kg_ta[kg_k][{row}];\n"
-        f"            #pragma unroll\n            for (int kg_j = 0; kg_j < {PER}; ++kg_j) "
-        f"kg_c[kg_j] = kg_tb[kg_k][{col}];\n"
-        f"            #pragma unroll\n            for (int kg_i = 0; kg_i < {tile.per_m}; ++kg_i)\n"
-        f"                #pragma unroll\n                for (int kg_j = 0; kg_j < {PER}; ++kg_j) "
-        "kg_total[kg_i][kg_j] += kg_a[kg_i] * kg_c[kg_j];\n"
-        "        }\n        __syncthreads();\n    }\n"
     )

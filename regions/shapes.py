@@ -9,6 +9,8 @@ and the loaded values:
 - tiled, blocked, split and dot (a lone matmul-family product, regions.tiles): shared-memory tiles;
   register blocking on top; that with K split over several blocks per output tile, for small outputs of
   long sums; a block per output element, for outputs a few columns wide.
+- blocked_fused (a matmul-family product fused with its epilogue, regions.tiles): the blocked staging
+  with the sum the framework's, then the body's epilogue steps once per output.
 - conv_blocked (a convolution of at least 32 output channels a group, alone or fused with its epilogue,
   regions.conv_tiles): the convolution as a register-blocked implicit product, staged a few whole input
   channels (every tap) at a time, so the first contract's sum over c and the taps runs on each slice.
@@ -31,7 +33,7 @@ and the loaded values:
   (for the chunk's total, then from its carry) (regions.block_scan).
 - split_row and split_fold (those two where rows are too few to fill the GPU): each row shared by several
   blocks, whose results the row's last block combines (regions.row_parts, regions.block_row).
-Matmul-family products with a bias or an epilogue, convolutions of few channels a group, row-wise
+Matmul-family products with a bias and no epilogue, convolutions of few channels a group, row-wise
 reductions over strided elements, short scans and maps of other sizes have no other shape yet.
 """
 
@@ -63,12 +65,13 @@ from regions.skeleton import (
     signature_line,
     step_code,
 )
-from regions.tiles import DOT_THREADS, TILE, blocked, blocks, dot, split, tiled
+from regions.tiles import DOT_THREADS, TILE, blocked, blocked_fused, blocks, dot, split, tiled
 
 VECTOR = 4
 MAX_BLOCKS = 1 << 20  # the vector shape strides over its grid, as the first contracts do
 FIRST = "first"  # the first contract's shape: one thread per output element or row
 TILED, BLOCKED, SPLIT, DOT, CONV_BLOCKED = "tiled", "blocked", "split", "dot", "conv_blocked"
+BLOCKED_FUSED = "blocked_fused"
 VECTOR4, BLOCK_ROW, BLOCK_FOLD = "vector4", "block_row", "block_fold"
 SPLIT_ROW, SPLIT_FOLD, EACH_ROW, BLOCK_SCAN = "split_row", "split_fold", "each_row", "block_scan"
 BLOCK_INDEX = "block_index"
@@ -186,6 +189,14 @@ SHAPES: tuple[Shape, ...] = (
         conv_blocked,
     ),
     Shape(
+        BLOCKED_FUSED,
+        "contraction",
+        f"a product fused with its epilogue on the blocked shape: blocks of {TILE * TILE} threads, each "
+        "summing 8 x 8 (4 x 4 for long sums) outputs in registers from tiles staged in shared memory, then "
+        "your lines once per output on its sum",
+        blocked_fused,
+    ),
+    Shape(
         VECTOR4,
         "map",
         "four consecutive elements per thread, read and written with 16-byte float4 loads and stores",
@@ -260,7 +271,7 @@ BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
 # staging without divisions and a strided transposed convolution's split by phase, the same day
 # (benchmarks/results/conv_phases/, the H100): nine conv tasks 0.66x -> 0.99x, four fused 0.72x -> 1.11x.
 RULED: dict[str, tuple[str, ...]] = {
-    "contraction": (DOT, SPLIT, BLOCKED, CONV_BLOCKED),
+    "contraction": (DOT, SPLIT, BLOCKED, CONV_BLOCKED, BLOCKED_FUSED),
     "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW, BLOCK_SCAN, BLOCK_INDEX),
     "map": (VECTOR4,),
 }

@@ -11,17 +11,22 @@ time while the framework stages the slices and adds them.
   a warp's loads hit distinct banks; per BLOCK_K-wide slice of K the block stages both operands' tiles,
   then the body runs once per output of the thread, unrolled, so the compiler keeps the thread's T x T
   sums in registers and reads each staged value once per slice for T outputs. T is 8, and 4 where K is
-  long enough that the sums are kept in double.
+  long enough that the sums are kept in double. A linear layer's bias, which the body adds to its sum, is
+  read as its value in K's first slice and 0 after (FIRST_ONLY), so the slices add it once.
 - split (blocked products whose output has too few tiles to fill the GPU while K is long, or whose K is
   too long for a float sum): blocked, with K's slices split into equal runs over several blocks per output
   tile, each run short enough for float sums; each block adds its sums into the output, which starts at
   zero (the launch's `zero`), with atomicAdd.
+- blocked_fused (a matmul-family product fused with its pointwise epilogue, aggressive ambition): the
+  blocked staging, with the sum the framework's (as on the first fused contract): each thread adds the
+  staged slices into its outputs' sums, then the body runs once per output on the finished sum.
 - dot (products whose output is under a tile wide, a matrix times a vector): one block per output
   element; each thread sums a strided share of K (K is its share's length) and the block adds the shares.
 """
 
 from __future__ import annotations
 
+from regions import epilogue
 from regions.contraction import MATMUL, Operands, operands
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
@@ -33,12 +38,20 @@ from regions.skeleton import (
     c_names,
     facts_text,
     launch_info,
+    region_signature,
     role_lines,
     signature_line,
     step_code,
 )
 
 TILE = 16
+# a bias as the body reads it on a shape that sums K in slices: added to each slice's sum, it must be
+# read as its value in K's first slice and 0 after
+FIRST_ONLY = (
+    "struct kg_first_slice {  // a bias as the body reads it: its values in K's first slice, 0 after\n"
+    "    const float* p;\n    bool first;\n"
+    "    __device__ float operator[](int64_t k) const { return first ? p[k] : 0.0f; }\n};\n"
+)
 BLOCK_K = 8  # the blocked shape's slice of K
 PER, PER_LONG = 8, 4  # a thread's outputs a side, with float and with double sums
 SPLIT_TARGET = 264  # blocks the split shape aims for (two per SM of an H100 or H200)
@@ -89,8 +102,8 @@ def tiled(region: Region) -> Contract:
 
 def blocked(region: Region) -> Contract:
     """The region's product with register blocking (see the module's docstring); RegionError where it does
-    not apply (not a lone matmul, a bias, an output narrower than a block's tile)."""
-    return _register_blocked(region, _lone_product(region), 1)
+    not apply (not a lone matmul, an output narrower than a block's tile)."""
+    return _register_blocked(region, _biased_product(region), 1)
 
 
 def split(region: Region) -> Contract:
@@ -100,7 +113,7 @@ def split(region: Region) -> Contract:
     SMs, 0.02x eager), aiming at SPLIT_TARGET blocks; and K longer than LONG_SUM, split into runs that a
     float sum keeps within the tolerance (the blocked shape sums such K in double, at half the outputs per
     thread). RegionError where neither holds."""
-    ops = _lone_product(region)
+    ops = _biased_product(region)
     side = TILE * PER
     tiles = ops.batch * blocks(ops.m_rows, side) * blocks(ops.n_cols, side)
     splits = max(min(SPLIT_TARGET // tiles, ops.k_dim // SPLIT_MIN_K), blocks(ops.k_dim, LONG_SUM))
@@ -109,6 +122,11 @@ def split(region: Region) -> Contract:
             f"{region.id}: {tiles} output tiles and K = {ops.k_dim} leave nothing to split K over"
         )
     return _register_blocked(region, ops, splits)
+
+
+def _biased_product(region: Region) -> Operands:
+    """A lone product, with or without a linear layer's bias: what the blocked and split shapes serve."""
+    return _lone_product(region, bias=len(region.inputs) == 3)
 
 
 def _per(run: int) -> int:
@@ -123,14 +141,102 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     run = blocks(blocks(ops.k_dim, splits), BLOCK_K) * BLOCK_K  # K's values one block sums
     per = _per(run)
     side = TILE * per
+    names = c_names(region)
+    kernel = f"region_{region.id}"
+    sig = signature_line(kernel, [names[t.name] for t in region.inputs], "out", [], ["n"])
+    row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
+    output = f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};"  # the body sums it, the tail stores it
+    head = (
+        f"{PRELUDE}\n{FIRST_ONLY if len(region.inputs) > 2 else ''}{sig} {{\n"
+        + _staging(region, ops, splits, run)
+        + f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
+        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
+        f"        {output}\n" + _slice_body(region, ops, BLOCK_K, (f"kg_ta[k][{row}]", f"kg_tb[k][{col}]"))
+    )
+    store = (
+        "atomicAdd(&p_out[(bt * M + m) * N + j], (float)kg_total[kg_i][kg_j]);"
+        if splits > 1
+        else "p_out[(bt * M + m) * N + j] = (float)kg_total[kg_i][kg_j];"
+    )
+    tail = (
+        "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
+        f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
+        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
+        f"            {output}\n"
+        f"            if (m < M && j < N) {store}\n"
+        "        }\n}\n"
+    )
+    who = (
+        f"- each thread of a block of {TILE * TILE} computes {per} x {per} output elements, your lines once "
+        "for each (row m, column j)"
+    )
+    contract = _sliced(region, ops, (sig, head, tail), who, BLOCK_K, ([TILE * TILE, 1, 1], side))
+    if splits > 1:
+        contract.launch["grid"][2] *= splits
+        contract.launch["zero"] = True  # the blocks add into it
+    return contract
+
+
+def blocked_fused(region: Region) -> Contract:
+    """A matmul-family product fused with its epilogue (aggressive ambition) on the blocked shape: the
+    framework sums each of a thread's outputs over the staged slices (and adds the product's bias), then
+    the body writes the epilogue's steps once per output from `result`, as on the first contract, and the
+    framework stores the last. RegionError where it does not apply (no fused product, an output narrower
+    than a block's tile)."""
+    if region.kind != "contraction" or len(region.steps) < 2 or region.steps[0].target not in MATMUL:
+        raise RegionError(f"{region.id}: only a product fused with its epilogue has the blocked_fused shape")
+    core, names, whole = epilogue.split(region, c_names(region), "result")
+    if tuple(core.output.shape) != tuple(region.output.shape):
+        raise RegionError(f"{region.id}: an epilogue that reshapes the product keeps one thread an output")
+    ops = operands(core, names)
+    run = blocks(ops.k_dim, BLOCK_K) * BLOCK_K
+    per = _per(run)
+    side = TILE * per
+    acc = "double" if run > LONG_SUM else "float"
+    kernel = f"region_{region.id}"
+    sig = region_signature(kernel, region, names)
+    row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
+    bias = f" + p_{names[core.inputs[2].name]}[j]" if len(core.inputs) > 2 else ""
+    head = (
+        f"{PRELUDE}\n{sig} {{\n"
+        + _staging(core, ops, 1, run)
+        + framework_sum(BLOCK_K, (per, per), row, col)
+        + f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
+        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
+        f"            const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
+        "            if (!(m < M && j < N)) continue;\n"
+        "            const int64_t i = (bt * M + m) * N + j;  // the output element\n"
+        f"        {acc} result = kg_total[kg_i][kg_j]{bias};  // the sum\n"
+        f"{whole.loads}        // {step_code(core.steps[0], names)}\n{whole.todo}{BODY_MARK}"
+    )
+    tail = f"        p_out[i] = {whole.last};\n        }}\n}}\n"
+    a, b = core.inputs[:2]
+    notes = {a.name: f" read as {names[a.name]}(k)", b.name: f" read as {names[b.name]}(k)", **whole.notes}
+    roles = role_lines(region, names, notes)
+    roles.insert(
+        0,
+        f"- each thread of a block of {TILE * TILE} computes {per} x {per} output elements (row m, column j"
+        f"{', batch bt' if ops.batch > 1 else ''}): the framework has summed each into `result`{whole.then}",
+    )
+    launch = launch_info(region, kernel, region.output.numel)
+    launch |= {
+        "block": [TILE * TILE, 1, 1],
+        "grid": [blocks(ops.n_cols, side), blocks(ops.m_rows, side), ops.batch],
+    }
+    contract = Contract(region.id, "contraction", kernel, sig, head, tail, "", launch)
+    contract.facts = facts_text(region, names, head, roles)
+    contract.reads = whole.reads
+    return contract
+
+
+def _staging(region: Region, ops: Operands, splits: int, run: int) -> str:
+    """The blocked kernel from its sizes to the slice loop's prefetch: the shared tiles, the block's
+    corner and run of K, the thread's sums, the next slice's registers, and each slice staged."""
+    side = TILE * _per(run)
     if min(ops.m_rows, ops.n_cols) < side:
         raise RegionError(f"{region.id}: a {ops.m_rows} x {ops.n_cols} output fills no {side} x {side} tile")
-    names = c_names(region)
-    a, b = region.inputs
-    an, bn = names[a.name], names[b.name]
-    kernel = f"region_{region.id}"
-    sig = signature_line(kernel, [an, bn], "out", [], ["n"])
     acc = "double" if run > LONG_SUM else "float"
+    per = _per(run)
     threads = TILE * TILE
     loads = BLOCK_K * side // threads  # values of each operand a thread stages per slice
     corner = f"kg_m0 = blockIdx.y * {side}, kg_j0 = blockIdx.x * {side}"
@@ -147,14 +253,11 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         if ops.linear
         else (f"k = k0 + kg_r / {side}, j = kg_j0 + kg_r % {side}", f"[kg_r / {side}][kg_r % {side}]")
     )
-    row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
-    output = f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};"  # the body sums it, the tail stores it
     each = (
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads}; ++kg_q) {{\n"
         f"            const int kg_r = threadIdx.x + kg_q * {threads};\n"
     )
-    head = (
-        f"{PRELUDE}\n{sig} {{\n"
+    return (
         f"    const int64_t M = {ops.m_rows}, N = {ops.n_cols}, K_ALL = {ops.k_dim};\n"
         f"    __shared__ __align__(16) float kg_ta[{BLOCK_K}][{side + LANES}];\n"
         f"    __shared__ __align__(16) float kg_tb[{BLOCK_K}][{side + LANES}];\n"
@@ -181,32 +284,26 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         "        }\n"
         "        __syncthreads();\n"
         f"        if (k0 + {BLOCK_K} < K_END) kg_fetch(k0 + {BLOCK_K});\n"
-        f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
-        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-        f"        {output}\n" + _slice_body(region, ops, BLOCK_K, (f"kg_ta[k][{row}]", f"kg_tb[k][{col}]"))
     )
-    store = (
-        "atomicAdd(&p_out[(bt * M + m) * N + j], (float)kg_total[kg_i][kg_j]);"
-        if splits > 1
-        else "p_out[(bt * M + m) * N + j] = (float)kg_total[kg_i][kg_j];"
+
+
+def framework_sum(width: int, per: tuple[int, int], row: str, col: str) -> str:
+    """A fused product's slice on a blocked shape: the framework adds the slice's `width` products into
+    the thread's per[0] x per[1] sums (each staged value read once for the thread's outputs), then closes
+    the slice loop."""
+    per_m, per_n = per
+    return (
+        f"        #pragma unroll\n        for (int kg_k = 0; kg_k < {width}; ++kg_k) {{\n"
+        f"            float kg_a[{per_m}], kg_c[{per_n}];\n"
+        f"            #pragma unroll\n            for (int kg_i = 0; kg_i < {per_m}; ++kg_i) "
+        f"kg_a[kg_i] = kg_ta[kg_k][{row}];\n"
+        f"            #pragma unroll\n            for (int kg_j = 0; kg_j < {per_n}; ++kg_j) "
+        f"kg_c[kg_j] = kg_tb[kg_k][{col}];\n"
+        f"            #pragma unroll\n            for (int kg_i = 0; kg_i < {per_m}; ++kg_i)\n"
+        f"                #pragma unroll\n                for (int kg_j = 0; kg_j < {per_n}; ++kg_j) "
+        "kg_total[kg_i][kg_j] += kg_a[kg_i] * kg_c[kg_j];\n"
+        "        }\n        __syncthreads();\n    }\n"
     )
-    tail = (
-        "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
-        f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
-        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-        f"            {output}\n"
-        f"            if (m < M && j < N) {store}\n"
-        "        }\n}\n"
-    )
-    who = (
-        f"- each thread of a block of {threads} computes {per} x {per} output elements, your lines once for "
-        "each (row m, column j)"
-    )
-    contract = _sliced(region, ops, (sig, head, tail), who, BLOCK_K, ([threads, 1, 1], side))
-    if splits > 1:
-        contract.launch["grid"][2] *= splits
-        contract.launch["zero"] = True  # the blocks add into it
-    return contract
 
 
 def dot(region: Region) -> Contract:
@@ -279,9 +376,12 @@ def _sliced(
     `launch_by` is the block and the side of the output tile one block covers."""
     sig, head, tail = code
     names = c_names(region)
-    a, b = region.inputs
+    a, b, *bias = region.inputs
     an, bn = names[a.name], names[b.name]
-    roles = role_lines(region, names, {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"})
+    notes = {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"}
+    if bias:
+        notes[bias[0].name] = f" read as {names[bias[0].name]}[j]: its value in K's first slice, 0 after"
+    roles = role_lines(region, names, notes)
     roles.insert(
         0,
         f"{who}: `result` is the sum over k in [0, K) of one slice, K = {width}; the framework adds the "
@@ -296,12 +396,13 @@ def _sliced(
     return contract
 
 
-def _lone_product(region: Region) -> Operands:
-    """The operands of a lone matmul-family product without bias: what the product shapes serve."""
+def _lone_product(region: Region, bias: bool = False) -> Operands:
+    """The operands of a lone matmul-family product: what the product shapes serve; a linear layer's bias
+    only where `bias` (the blocked shapes read it in K's first slice alone)."""
     if region.kind != "contraction" or len(region.steps) != 1 or region.steps[0].target not in MATMUL:
         raise RegionError(f"{region.id}: only a lone matmul-family product has a tiled or blocked shape")
-    if len(region.inputs) != 2 or region.scalars:
-        raise RegionError(f"{region.id}: a product with a bias keeps one thread per element")
+    if len(region.inputs) != 2 + bias or region.scalars:
+        raise RegionError(f"{region.id}: a product with a bias keeps one thread per element on this shape")
     return operands(region, c_names(region))
 
 
@@ -309,14 +410,18 @@ def _slice_body(region: Region, ops: Operands, width: int, reads: tuple[str, str
     """The head's last lines on a product shape: the slice's K, the operands read from where the shape
     staged them (`reads`: C expressions over k), the step, `result` as the first contract declared it."""
     names = c_names(region)
-    a, b = region.inputs
+    a, b, *bias = region.inputs
     an, bn = names[a.name], names[b.name]
+    first = ""
+    if bias:  # only the blocked shapes take a bias: their slices start at k0 == 0
+        cn = names[bias[0].name]
+        first = f"        const kg_first_slice {cn}{{p_{cn}, k0 == 0}};  // {cn}[j]: the bias of column j\n"
     return (
         f"        const int64_t K = {width};  // this slice of K: k in [0, K)\n"
         f"        auto {an} = [&](int64_t k) -> float {{ return {reads[0]}; }};  // {an}[.., m, k0 + k]\n"
         f"        auto {bn} = [&](int64_t k) -> float {{ return {reads[1]}; }};  // "
         + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
-        + f"\n        // {step_code(region.steps[0], names)}\n"
+        + f"\n{first}        // {step_code(region.steps[0], names)}\n"
         + _slice_result(ops.k_dim)
         + BODY_MARK
     )
