@@ -104,7 +104,7 @@ def matmul_contract(region: Region, names: dict[str, str], extra: Epilogue | Non
         f"        auto {bn} = [&](int64_t k) -> float {{ return {b_at}; }};  // "
         + (f"{bn}[j, k]" if linear else f"{bn}[.., k, j]"),
     ]
-    if rest:
+    if rest and extra:
         cn = names[rest[0].name]
         accessors.append(f"        const float* {cn} = p_{cn};  // {cn}[j]: the bias of column j")
     wide = k_dim > LONG_SUM  # a float sum of this many terms misses the tolerance: the skeleton's is double
@@ -129,8 +129,13 @@ def matmul_contract(region: Region, names: dict[str, str], extra: Epilogue | Non
         + f"\n{whole.loads}        // {step_code(step, names)}\n{result}"
         + f"{whole.todo}{BODY_MARK}"
     )
-    tail = f"        p_out[i] = {whole.last};\n    }}\n}}\n"
+    # a lone product's bias is the framework's: added after the body's sum (the 1.5B left it out of its
+    # sum, told to add it: L3's MLPs, aggressive ambition)
+    bias = f" + p_{names[rest[0].name]}[j]" if rest and not extra else ""
+    tail = f"        p_out[i] = {whole.last}{bias};\n    }}\n}}\n"
     notes = {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)", **whole.notes}
+    if bias:
+        notes[rest[0].name] = " (the framework adds it to your sum: leave it out)"
     roles = role_lines(whole.region, names, notes)
     element = f"one output element (row m, column j{', batch bt' if batch > 1 else ''})"
     if extra:
@@ -145,6 +150,8 @@ def matmul_contract(region: Region, names: dict[str, str], extra: Epilogue | Non
     )
     contract.facts = facts_text(whole.region, names, head, roles)
     contract.reads = whole.reads  # fused: the epilogue's operands alone (the sum is the framework's)
+    if bias:  # the bias is the framework's: the body reads the operands alone
+        contract.reads = [an, bn]
     return contract
 
 

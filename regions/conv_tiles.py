@@ -40,7 +40,7 @@ from regions.skeleton import (
     role_lines,
     step_code,
 )
-from regions.tiles import FIRST_ONLY, LANES, PER, TILE, blocks, framework_sum, owned
+from regions.tiles import LANES, PER, TILE, blocks, framework_sum, owned
 
 THREADS = TILE * TILE
 SIDE_N = TILE * PER  # the columns a block owns
@@ -48,6 +48,12 @@ MIN_ROWS = 32  # fewer output channels a group leave most of a block's rows idle
 SLICE = 8  # the K values a slice aims for: the fewest whole channels that reach it
 SHARED_FLOATS = 12 * 1024  # 48 KiB of static shared memory
 INT_LIMIT = 2**31  # staged offsets are 32-bit: a filter, a sample of the input and the columns below it
+# a bias read in the first slice alone: the body adds it to every slice's sum
+_FIRST_ONLY = (
+    "struct kg_first_slice {  // a bias as the body reads it: its values in K's first slice, 0 after\n"
+    "    const float* p;\n    bool first;\n"
+    "    __device__ float operator[](int64_t k) const { return first ? p[k] : 0.0f; }\n};\n"
+)
 
 
 @dataclass(frozen=True)
@@ -146,7 +152,7 @@ def conv_blocked(region: Region) -> Contract:
     row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
     ks = ", ".join(f"int64_t k{j}" for j in dims)
     tap_args = ", ".join(f"k{j}" for j in dims)
-    head = f"{PRELUDE}\n{FIRST_ONLY if bias and not fused else ''}{sig} {{\n" + _staging(geo, tile, xn, wn)
+    head = f"{PRELUDE}\n{_FIRST_ONLY if bias and not fused else ''}{sig} {{\n" + _staging(geo, tile, xn, wn)
     place, inside, out_at = _output_place(geo, tile, core.output.shape[1])
     output = (
         f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"

@@ -218,14 +218,13 @@ def _nest(loops: list[tuple[str, str]], inner: str) -> str:
 
 
 def _contraction(target: str, ins: list[str], facts: str, head: str) -> str | None:
-    """A product's or a convolution's sum over its accessors, plus the bias where the op has one."""
+    """A product's or a convolution's sum over its accessors, plus a convolution's bias (a product's is the
+    framework's, added after the sum)."""
     if target in ("torch.matmul", "torch.mm", "torch.bmm", f"{_F}linear") and "double result = 0.0" in head:
-        bias = f"\nresult += {ins[2]}[j];" if len(ins) > 2 else ""  # the skeleton's double accumulator
-        return f"for (int64_t k = 0; k < K; ++k) result += {ins[0]}(k) * {ins[1]}(k);{bias}"
+        return f"for (int64_t k = 0; k < K; ++k) result += {ins[0]}(k) * {ins[1]}(k);"
     if target in ("torch.matmul", "torch.mm", "torch.bmm", f"{_F}linear"):
-        bias = f"{ins[2]}[j]" if len(ins) > 2 else "0.0f"
         loop = f"for (int64_t k = 0; k < K; ++k) acc += {ins[0]}(k) * {ins[1]}(k);"
-        return f"float acc = {bias};\n{loop}\nresult = acc;"
+        return f"float acc = 0.0f;\n{loop}\nresult = acc;"
     if not target.startswith(f"{_F}conv"):
         return None
     taps = sorted(set(re.findall(r"\bk(\d) in \[0, K\1\)", facts)))

@@ -11,8 +11,8 @@ time while the framework stages the slices and adds them.
   a warp's loads hit distinct banks; per BLOCK_K-wide slice of K the block stages both operands' tiles,
   then the body runs once per output of the thread, unrolled, so the compiler keeps the thread's T x T
   sums in registers and reads each staged value once per slice for T outputs. T is 8, and 4 where K is
-  long enough that the sums are kept in double. A linear layer's bias, which the body adds to its sum, is
-  read as its value in K's first slice and 0 after (FIRST_ONLY), so the slices add it once.
+  long enough that the sums are kept in double. A linear layer's bias is the framework's, as on the first
+  contract: added to each output's sum as it is stored (with split, by the run from k = 0).
 - split (blocked products whose output has too few tiles to fill the GPU while K is long, or whose K is
   too long for a float sum): blocked, with K's slices split into equal runs over several blocks per output
   tile, each run short enough for float sums; each block adds its sums into the output, which starts at
@@ -45,13 +45,6 @@ from regions.skeleton import (
 )
 
 TILE = 16
-# a bias as the body reads it on a shape that sums K in slices: added to each slice's sum, it must be
-# read as its value in K's first slice and 0 after
-FIRST_ONLY = (
-    "struct kg_first_slice {  // a bias as the body reads it: its values in K's first slice, 0 after\n"
-    "    const float* p;\n    bool first;\n"
-    "    __device__ float operator[](int64_t k) const { return first ? p[k] : 0.0f; }\n};\n"
-)
 BLOCK_K = 8  # the blocked shape's slice of K
 PER, PER_LONG = 8, 4  # a thread's outputs a side, with float and with double sums
 SPLIT_TARGET = 264  # blocks the split shape aims for (two per SM of an H100 or H200)
@@ -147,16 +140,20 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
     output = f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};"  # the body sums it, the tail stores it
     head = (
-        f"{PRELUDE}\n{FIRST_ONLY if len(region.inputs) > 2 else ''}{sig} {{\n"
+        f"{PRELUDE}\n{sig} {{\n"
         + _staging(region, ops, splits, run)
         + f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
         f"        {output}\n" + _slice_body(region, ops, BLOCK_K, (f"kg_ta[k][{row}]", f"kg_tb[k][{col}]"))
     )
+    total = "(float)kg_total[kg_i][kg_j]"
+    if len(region.inputs) > 2:  # a linear layer's bias, the framework's: once, by the run from k = 0
+        cn = f"p_{names[region.inputs[2].name]}[j]"
+        total += f" + (kg_k0 == 0 ? {cn} : 0.0f)" if splits > 1 else f" + {cn}"
     store = (
-        "atomicAdd(&p_out[(bt * M + m) * N + j], (float)kg_total[kg_i][kg_j]);"
+        f"atomicAdd(&p_out[(bt * M + m) * N + j], {total});"
         if splits > 1
-        else "p_out[(bt * M + m) * N + j] = (float)kg_total[kg_i][kg_j];"
+        else f"p_out[(bt * M + m) * N + j] = {total};"
     )
     tail = (
         "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
@@ -380,7 +377,7 @@ def _sliced(
     an, bn = names[a.name], names[b.name]
     notes = {a.name: f" read as {an}(k)", b.name: f" read as {bn}(k)"}
     if bias:
-        notes[bias[0].name] = f" read as {names[bias[0].name]}[j]: its value in K's first slice, 0 after"
+        notes[bias[0].name] = " (the framework adds it to the sum: leave it out)"
     roles = role_lines(region, names, notes)
     roles.insert(
         0,
@@ -393,12 +390,14 @@ def _sliced(
     launch |= {"block": block, "grid": [blocks(ops.n_cols, side), blocks(ops.m_rows, side), ops.batch]}
     contract = Contract(region.id, "contraction", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(region, names, head, roles)
+    if bias:  # the bias is the framework's: the body reads the operands alone
+        contract.reads = [an, bn]
     return contract
 
 
 def _lone_product(region: Region, bias: bool = False) -> Operands:
     """The operands of a lone matmul-family product: what the product shapes serve; a linear layer's bias
-    only where `bias` (the blocked shapes read it in K's first slice alone)."""
+    only where `bias` (the blocked shapes add it as they store)."""
     if region.kind != "contraction" or len(region.steps) != 1 or region.steps[0].target not in MATMUL:
         raise RegionError(f"{region.id}: only a lone matmul-family product has a tiled or blocked shape")
     if len(region.inputs) != 2 + bias or region.scalars:
@@ -410,18 +409,14 @@ def _slice_body(region: Region, ops: Operands, width: int, reads: tuple[str, str
     """The head's last lines on a product shape: the slice's K, the operands read from where the shape
     staged them (`reads`: C expressions over k), the step, `result` as the first contract declared it."""
     names = c_names(region)
-    a, b, *bias = region.inputs
+    a, b = region.inputs[:2]
     an, bn = names[a.name], names[b.name]
-    first = ""
-    if bias:  # only the blocked shapes take a bias: their slices start at k0 == 0
-        cn = names[bias[0].name]
-        first = f"        const kg_first_slice {cn}{{p_{cn}, k0 == 0}};  // {cn}[j]: the bias of column j\n"
     return (
         f"        const int64_t K = {width};  // this slice of K: k in [0, K)\n"
         f"        auto {an} = [&](int64_t k) -> float {{ return {reads[0]}; }};  // {an}[.., m, k0 + k]\n"
         f"        auto {bn} = [&](int64_t k) -> float {{ return {reads[1]}; }};  // "
         + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
-        + f"\n{first}        // {step_code(region.steps[0], names)}\n"
+        + f"\n        // {step_code(region.steps[0], names)}\n"
         + _slice_result(ops.k_dim)
         + BODY_MARK
     )

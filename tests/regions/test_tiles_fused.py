@@ -103,23 +103,24 @@ def test_products_too_narrow_or_unfused_say_why() -> None:
     [(40, 136, 130, BLOCKED), (LONG_SUM + 40, 130, 129, SPLIT)],
     ids=["blocked", "split"],
 )
-def test_a_lone_linear_layers_bias_is_added_once_over_the_slices(
+def test_a_lone_linear_layers_bias_is_the_frameworks_on_every_launch(
     features: int, outputs: int, rows: int, shape: str
 ) -> None:
-    """The body adds the bias to its sum; on a shape that sums K in slices it reads the bias in the first
-    slice alone (split: the first run's first slice), so the output holds it once."""
+    """The body sums the product alone; the framework adds the bias as it stores each output (split: the
+    run from k = 0 alone), on the first contract and on the shapes that sum K in slices."""
     source = _source(
         f"self.fc = nn.Linear({features}, {outputs})", "self.fc(a)", f"torch.randn({rows}, {features})"
     )
     ((region, first),) = [(r, c) for r, c in offered(source, "aggressive")[0] if r.kind == "contraction"]
+    assert len(region.inputs) == 3 and "leave it out" in first.facts
     body = rule_body(region, first)
-    assert "[j]" in body  # the rules' body adds the bias
     ruled = ruled_launch(region, body)
     assert ruled is not None and ruled[0] == shape
-    emulated = emulate(region, ruled[1], body)
-    assert emulated.ok, emulated.error
-    twice = body.replace("[j];", "[j] * 2.0f;")  # a bias added twice over: caught
-    assert twice != body and not emulate(region, ruled[1], twice).ok
+    for contract in (first, ruled[1]):
+        emulated = emulate(region, contract, body)
+        assert emulated.ok, emulated.error
+    short = body.replace("k < K", "k < K - 1")  # a term short: caught on the shape
+    assert short != body and not emulate(region, ruled[1], short).ok
 
 
 @pytest.mark.gpu
