@@ -270,6 +270,10 @@ BY_NAME: dict[str, Shape] = {s.name: s for s in SHAPES}
 # 0.23-3.34x), the model's bodies the same, all strictly correct; only the 3-D convolution was slower. Its
 # staging without divisions and a strided transposed convolution's split by phase, the same day
 # (benchmarks/results/conv_phases/, the H100): nine conv tasks 0.66x -> 0.99x, four fused 0.72x -> 1.11x.
+# blocked_fused, and a lone linear layer's bias on blocked and split, joined on 2026-12-07
+# (benchmarks/results/fused_products/, the H100): six own fused product tasks 0.05x -> 0.43x eager against
+# one thread an output, shared L2's matmul task 0.01x -> 0.15x and L3's MLP 0.01x -> 0.18x, every
+# candidate strictly correct, the model's bodies as the rules'.
 RULED: dict[str, tuple[str, ...]] = {
     "contraction": (DOT, SPLIT, BLOCKED, CONV_BLOCKED, BLOCKED_FUSED),
     "reduce": (SPLIT_ROW, BLOCK_ROW, SPLIT_FOLD, BLOCK_FOLD, EACH_ROW, BLOCK_SCAN, BLOCK_INDEX),
