@@ -136,7 +136,7 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     side = TILE * per
     names = c_names(region)
     kernel = f"region_{region.id}"
-    sig = signature_line(kernel, [names[t.name] for t in region.inputs], "out", [], ["n"])
+    sig = region_signature(kernel, region, names)  # a lone product has no scalars
     row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
     output = f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};"  # the body sums it, the tail stores it
     head = (
@@ -229,11 +229,11 @@ def blocked_fused(region: Region) -> Contract:
 def _staging(region: Region, ops: Operands, splits: int, run: int) -> str:
     """The blocked kernel from its sizes to the slice loop's prefetch: the shared tiles, the block's
     corner and run of K, the thread's sums, the next slice's registers, and each slice staged."""
-    side = TILE * _per(run)
+    per = _per(run)
+    side = TILE * per
     if min(ops.m_rows, ops.n_cols) < side:
         raise RegionError(f"{region.id}: a {ops.m_rows} x {ops.n_cols} output fills no {side} x {side} tile")
     acc = "double" if run > LONG_SUM else "float"
-    per = _per(run)
     threads = TILE * TILE
     loads = BLOCK_K * side // threads  # values of each operand a thread stages per slice
     corner = f"kg_m0 = blockIdx.y * {side}, kg_j0 = blockIdx.x * {side}"
