@@ -3,7 +3,9 @@ product, register-blocked as regions.tiles blocks the matmul family (Inductor an
 
 Rows are the output channels of one group (M), columns the output's (batch, position) pairs (N), and K
 the group's input channels times the filter's taps. A block of THREADS threads owns a tile of 16·PM rows
-by 16·PER columns, each thread PM x PER outputs of it in registers; per slice of K the block stages the
+by 16·PER columns, each thread PM x PER outputs of it in registers (with 32 output channels or fewer,
+a narrow tile: 4 outputs a thread along the rows, the fewest rows of threads that cover them, and the
+other threads along 256 columns, so no row is idle); per slice of K the block stages the
 filter's values and the input under the taps (0 in the padding, as the first contract's accessor reads
 it) in shared memory, the next slice prefetched into registers. Where each staged value sits is worked
 out once per thread, before the slices: a slice adds only its first channel's offset, so the slice loop
@@ -43,8 +45,9 @@ from regions.skeleton import (
 from regions.tiles import LANES, PER, TILE, blocks, framework_sum, owned
 
 THREADS = TILE * TILE
-SIDE_N = TILE * PER  # the columns a block owns
-MIN_ROWS = 32  # fewer output channels a group leave most of a block's rows idle: one thread an output
+SIDE_N = TILE * PER  # the columns a block of TILE x TILE threads owns
+NARROW = TILE * LANES // 2  # fewer output channels a group would leave half of such a block's rows idle
+MIN_ROWS = 16  # fewer leave most of a narrow block's rows idle: one thread an output
 SLICE = 8  # the K values a slice aims for: the fewest whole channels that reach it
 SHARED_FLOATS = 12 * 1024  # 48 KiB of static shared memory
 INT_LIMIT = 2**31  # staged offsets are 32-bit: a filter, a sample of the input and the columns below it
@@ -79,7 +82,8 @@ class _Phases:
 class _Tile:
     """How the implicit product is cut: M rows (output channels a group) by N columns ((batch, position)
     pairs of a phase), K = channels x a phase's taps in slices of `width` (`per_slice` whole channels), a
-    thread's `per_m` x PER outputs in a block's `side_m` x SIDE_N tile."""
+    thread's `per_m` x `per_n` outputs in a block's `side_m` x `side_n` tile, `threads_n` threads along
+    its columns."""
 
     rows: int
     cols: int
@@ -88,10 +92,16 @@ class _Tile:
     side_m: int
     per_slice: int
     width: int
+    threads_n: int
+    per_n: int
 
     @property
     def taps(self) -> int:
         return prod(self.phases.taps)
+
+    @property
+    def side_n(self) -> int:
+        return self.threads_n * self.per_n
 
 
 def _phases(geo: ConvGeometry, batch: int) -> _Phases:
@@ -115,12 +125,12 @@ def _tile(region: Region, geo: ConvGeometry) -> _Tile:
     batch = region.steps[0].out.shape[0]
     phases = _phases(geo, batch)
     rows, cols, taps = geo.per_group, batch * prod(phases.positions), prod(phases.taps)
-    per_m = PER if rows >= TILE * PER else LANES
-    side_m = TILE * per_m
-    if rows < MIN_ROWS or cols < SIDE_N:
+    per_m, threads_n, per_n = _layout(rows, cols)
+    if rows < MIN_ROWS or cols < threads_n * per_n:
         raise RegionError(
             f"{region.id}: {rows} output channels a group by {cols} outputs fill no block's tile"
         )
+    side_m = THREADS // threads_n * per_m
     filter_size = geo.in_channels * geo.per_group * prod(geo.taps)
     if max(filter_size, geo.in_channels * prod(geo.spatial_in), cols) >= INT_LIMIT:
         raise RegionError(f"{region.id}: too large for the blocked convolution's 32-bit offsets")
@@ -128,9 +138,25 @@ def _tile(region: Region, geo: ConvGeometry) -> _Tile:
     reach = min(geo.channels, -(-SLICE // taps))
     per_slice = max(d for d in range(1, reach + 1) if geo.channels % d == 0)
     width = per_slice * taps
-    if width * (side_m + LANES + SIDE_N + LANES) > SHARED_FLOATS:
+    if width * (side_m + LANES + threads_n * per_n + LANES) > SHARED_FLOATS:
         raise RegionError(f"{region.id}: a slice of {width} taps does not fit in shared memory")
-    return _Tile(rows, cols, phases, per_m, side_m, per_slice, width)
+    return _Tile(rows, cols, phases, per_m, side_m, per_slice, width, threads_n, per_n)
+
+
+def _layout(rows: int, cols: int) -> tuple[int, int, int]:
+    """A thread's outputs along the rows, the block's threads along its columns, a thread's outputs along
+    them. TILE x TILE threads with 8 x 8 outputs each (4 x 8 under TILE * PER rows); for NARROW rows or
+    fewer, with enough columns, the fewest rows of threads whose 4 outputs each cover them, the block's
+    other threads along the columns (4 outputs each where 8 would pass THREADS columns, the most one
+    staging pass holds)."""
+    if rows >= TILE * PER:
+        return PER, TILE, PER
+    threads_m = 1 << max(0, -(-rows // LANES) - 1).bit_length()  # the power of two that covers rows / 4
+    threads_n = THREADS // threads_m
+    per_n = PER if threads_n * PER <= THREADS else LANES
+    if rows > NARROW or cols < threads_n * per_n:
+        return LANES, TILE, PER
+    return LANES, threads_n, per_n
 
 
 def conv_blocked(region: Region) -> Contract:
@@ -149,7 +175,7 @@ def conv_blocked(region: Region) -> Contract:
     kernel = f"region_{region.id}"
     sig = region_signature(kernel, whole.region, names)
     dims = range(geo.dims)
-    row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
+    row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j", tile.threads_n)
     ks = ", ".join(f"int64_t k{j}" for j in dims)
     tap_args = ", ".join(f"k{j}" for j in dims)
     head = f"{PRELUDE}\n{_FIRST_ONLY if bias and not fused else ''}{sig} {{\n" + _staging(geo, tile, xn, wn)
@@ -161,13 +187,13 @@ def conv_blocked(region: Region) -> Contract:
     )
     each = (
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {tile.per_m}; ++kg_i)\n"
-        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {PER}; ++kg_j) {{\n"
+        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {tile.per_n}; ++kg_j) {{\n"
         f"            {output}"
     )
     if fused:  # the framework sums; the body runs once per output on the sum
         start = f" + p_{names[bias[0].name]}[o]" if bias else ""
         head += (
-            framework_sum(tile.width, (tile.per_m, PER), row, col)
+            framework_sum(tile.width, (tile.per_m, tile.per_n), row, col)
             + each
             + f"            if (!({inside})) continue;\n"
             f"            const int64_t i = {out_at};  // the output element\n"
@@ -187,7 +213,7 @@ def conv_blocked(region: Region) -> Contract:
             )
         head += (
             f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {tile.per_m}; ++kg_i) {{\n"
-            f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {PER}; ++kg_j) {{\n"
+            f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {tile.per_n}; ++kg_j) {{\n"
             f"        const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
             f"        const int64_t o = kg_g * M + m;  // the output channel\n"
             f"        const int64_t C = {tile.per_slice};  // this slice's channels: c in [0, C)\n"
@@ -209,7 +235,10 @@ def conv_blocked(region: Region) -> Contract:
         **whole.notes,
     }
     roles = role_lines(whole.region, names, notes)
-    who = f"- each thread of a block of {THREADS} computes {tile.per_m} x {PER} outputs (channel o, column j)"
+    who = (
+        f"- each thread of a block of {THREADS} computes {tile.per_m} x {tile.per_n} outputs "
+        "(channel o, column j)"
+    )
     phase = (
         f"; the outputs split by the stride's phase, each reading {tile.taps} of the filter's "
         f"{prod(geo.taps)} taps (K{'..' if geo.dims > 1 else ''} count a phase's taps)"
@@ -224,7 +253,7 @@ def conv_blocked(region: Region) -> Contract:
         f"C = {tile.per_slice} of the {geo.channels} input channels; the framework adds the slices{phase}",
     )
     launch = launch_info(whole.region, kernel, whole.region.output.numel)
-    grid = [blocks(tile.cols, SIDE_N), blocks(tile.rows, tile.side_m), geo.groups * tile.phases.count]
+    grid = [blocks(tile.cols, tile.side_n), blocks(tile.rows, tile.side_m), geo.groups * tile.phases.count]
     launch |= {"block": [THREADS, 1, 1], "grid": grid}
     contract = Contract(region.id, "contraction", kernel, sig, head, tail, "", launch)
     contract.facts = facts_text(whole.region, names, head, roles)
@@ -260,13 +289,33 @@ def _output_place(geo: ConvGeometry, tile: _Tile, channels_out: int) -> tuple[st
     return lines, inside, index
 
 
+def _constant_rows(geo: ConvGeometry, tile: _Tile) -> list[str]:
+    """A convolution without padding, each thread staging every row of a slice for its column: the column's
+    first input (kg_xs, -1 past the last column) and each row's offset from it (kg_dx, numbers a fully
+    unrolled fetch folds into its loads) instead of an offset a row in registers."""
+    inner = [prod(geo.spatial_in[j + 1 :]) for j in range(geo.dims)]
+    deltas = []
+    for r in range(tile.width):
+        c, t = divmod(r, tile.taps)
+        delta = c * prod(geo.spatial_in)
+        for j in reversed(range(geo.dims)):
+            t, k = divmod(t, geo.taps[j])
+            delta += k * geo.dilation[j] * inner[j]
+        deltas.append(str(delta))
+    first = " + ".join(f"kg_sp{j} * {geo.stride[j] * inner[j]}" for j in range(geo.dims))
+    return [
+        f"    constexpr int kg_dx[{tile.width}] = {{{', '.join(deltas)}}};  // each row's offset",
+        f"    const int kg_xs = kg_sj < N ? int({first}) : -1;  // the column's first input, -1: none",
+    ]
+
+
 def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
     """The kernel from its sizes to the slice loop's prefetch: the shared tiles, the phase, where each
     value this thread stages sits (once: a slice adds its first channel's offset), the registers of the
     sums and of the next slice, and each slice staged."""
     dims = range(geo.dims)
     ph = tile.phases
-    width, side_m, rows, taps = tile.width, tile.side_m, tile.rows, tile.taps
+    width, side_m, side_n, rows, taps = tile.width, tile.side_m, tile.side_n, tile.rows, tile.taps
     filter_taps, plane = prod(geo.taps), prod(geo.spatial_in)
     tap_loops = ", ".join(f"K{j} = {ph.taps[j]}" for j in dims)
     lines = [
@@ -275,10 +324,10 @@ def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
         f"    const int64_t {tap_loops};  // the taps "
         + ("a phase reads: every stride-th of the filter's" if ph.split else "of the filter"),
         f"    __shared__ __align__(16) float kg_ta[{width}][{side_m + LANES}];",
-        f"    __shared__ __align__(16) float kg_tb[{width}][{SIDE_N + LANES}];",
-        f"    const int kg_tx = threadIdx.x % {TILE}, kg_ty = threadIdx.x / {TILE};",
+        f"    __shared__ __align__(16) float kg_tb[{width}][{tile.side_n + LANES}];",
+        f"    const int kg_tx = threadIdx.x % {tile.threads_n}, kg_ty = threadIdx.x / {tile.threads_n};",
         f"    const int64_t kg_g = blockIdx.z % {geo.groups}, kg_m0 = blockIdx.y * {side_m},"
-        f" kg_j0 = blockIdx.x * {SIDE_N};",
+        f" kg_j0 = blockIdx.x * {side_n};",
     ]
     if ph.split:  # this block's phase: per dimension its first tap (the phase) and first output position
         lines.append(f"    int64_t kg_phase = blockIdx.z / {geo.groups};")
@@ -289,10 +338,10 @@ def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
                 f" % {s}; kg_phase /= {s};"
             )
     # the input this thread stages: one column (the same in every slice), a row of the slice per pass
-    passes = THREADS // SIDE_N
+    passes = THREADS // side_n
     loads_b = -(-width // passes)
     lines += [
-        f"    const int64_t kg_sj = kg_j0 + threadIdx.x % {SIDE_N};",
+        f"    const int64_t kg_sj = kg_j0 + threadIdx.x % {side_n};",
         *(f"    {line}" for line in _position(tile, "(kg_sj < N ? kg_sj : 0)", "kg_s")),
     ]
     group_x = f" + kg_g * {geo.channels}" if geo.groups > 1 else ""
@@ -316,17 +365,23 @@ def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
     spatial = "0"
     for j in dims:
         spatial = f"({spatial}) * {geo.spatial_in[j]} + {at[j]}" if spatial != "0" else at[j]
-    lines += [
-        f"    const float* kg_xb = p_{xn} + (kg_sb * {geo.in_channels}{group_x}) * {plane};",
-        f"    int kg_xo[{loads_b}];  // a staged row's offset from the slice's first channel, -1: 0",
-        f"    #pragma unroll\n    for (int kg_q = 0; kg_q < {loads_b}; ++kg_q) {{",
-        f"        const int kg_r = threadIdx.x / {SIDE_N} + kg_q * {passes};",
-        f"        {' '.join(unflat)}",
-        f"        {' '.join(place)}",
-        f"        kg_xo[kg_q] = (kg_r < {width} && kg_sj < N && {out_ok} && {inside})"
-        f" ? int(c * {plane} + {spatial}) : -1;",
-        "    }",
-    ]
+    lines.append(f"    const float* kg_xb = p_{xn} + (kg_sb * {geo.in_channels}{group_x}) * {plane};")
+    constant = passes == 1 and not geo.transposed and not any(geo.padding)
+    if constant:  # every tap inside: a row's offset from the column's first input is a number
+        lines += _constant_rows(geo, tile)
+        x_at, x_ok = "kg_xs + kg_dx[kg_q]", "kg_xs >= 0"
+    else:
+        lines += [
+            f"    int kg_xo[{loads_b}];  // a staged row's offset from the slice's first channel, -1: 0",
+            f"    #pragma unroll\n    for (int kg_q = 0; kg_q < {loads_b}; ++kg_q) {{",
+            f"        const int kg_r = threadIdx.x / {side_n} + kg_q * {passes};",
+            f"        {' '.join(unflat)}",
+            f"        {' '.join(place)}",
+            f"        kg_xo[kg_q] = (kg_r < {width} && kg_sj < N && {out_ok} && {inside})"
+            f" ? int(c * {plane} + {spatial}) : -1;",
+            "    }",
+        ]
+        x_at, x_ok = "kg_xo[kg_q]", "kg_xo[kg_q] >= 0"
     # the filter values this thread stages: a block's rows, each a slice of its channels' taps
     loads_a = -(-width * side_m // THREADS)
     if ph.split:
@@ -352,9 +407,9 @@ def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
         "    }",
     ]
     return (
-        "\n".join(lines) + f"\n    float kg_total[{tile.per_m}][{PER}];\n"
+        "\n".join(lines) + f"\n    float kg_total[{tile.per_m}][{tile.per_n}];\n"
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {tile.per_m}; ++kg_i)\n"
-        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {PER}; ++kg_j)"
+        f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {tile.per_n}; ++kg_j)"
         " kg_total[kg_i][kg_j] = 0.0f;\n"
         "    // the next slice's values wait in registers while the block computes on this one\n"
         f"    float kg_na[{loads_a}], kg_nb[{loads_b}];\n"
@@ -362,7 +417,7 @@ def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_a}; ++kg_q)\n"
         f"            kg_na[kg_q] = kg_wo[kg_q] >= 0 ? kg_wb[kg_c0 * {per_channel} + kg_wo[kg_q]] : 0.0f;\n"
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_b}; ++kg_q)\n"
-        f"            kg_nb[kg_q] = kg_xo[kg_q] >= 0 ? kg_xb[kg_c0 * {plane} + kg_xo[kg_q]] : 0.0f;\n"
+        f"            kg_nb[kg_q] = {x_ok} ? kg_xb[kg_c0 * {plane} + {x_at}] : 0.0f;\n"
         "    };\n"
         "    kg_fetch(0);\n"
         f"    for (int64_t kg_c0 = 0; kg_c0 < {geo.channels}; kg_c0 += {tile.per_slice}) {{\n"
@@ -371,8 +426,8 @@ def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
         f"            if (kg_e < {width * side_m}) kg_ta[kg_e % {width}][kg_e / {width}] = kg_na[kg_q];\n"
         "        }\n"
         f"        #pragma unroll\n        for (int kg_q = 0; kg_q < {loads_b}; ++kg_q) {{\n"
-        f"            const int kg_r = threadIdx.x / {SIDE_N} + kg_q * {passes};\n"
-        f"            if (kg_r < {width}) kg_tb[kg_r][threadIdx.x % {SIDE_N}] = kg_nb[kg_q];\n"
+        f"            const int kg_r = threadIdx.x / {side_n} + kg_q * {passes};\n"
+        f"            if (kg_r < {width}) kg_tb[kg_r][threadIdx.x % {side_n}] = kg_nb[kg_q];\n"
         "        }\n"
         "        __syncthreads();\n"
         f"        if (kg_c0 + {tile.per_slice} < {geo.channels}) kg_fetch(kg_c0 + {tile.per_slice});\n"

@@ -184,15 +184,16 @@ SHAPES: tuple[Shape, ...] = (
         CONV_BLOCKED,
         "contraction",
         f"a convolution as a product of output channels by (batch, position) columns: blocks of {THREADS} "
-        f"threads, each computing 8 x 8 (or 4 x 8) outputs kept in registers, the filter and the input under "
-        f"its taps staged in shared memory a few whole input channels at a time ({SIDE_N} columns a block)",
+        f"threads, each computing 8 x 8 (or 4 x 8, 4 x 4) outputs kept in registers, the filter and the "
+        f"input under its taps staged in shared memory a few whole input channels at a time ({SIDE_N} or "
+        "more columns a block)",
         conv_blocked,
     ),
     Shape(
         BLOCKED_FUSED,
         "contraction",
         f"a product fused with its epilogue on the blocked shape: blocks of {TILE * TILE} threads, each "
-        "summing 8 x 8 (4 x 4 for long sums) outputs in registers from tiles staged in shared memory, then "
+        "summing 8 x 8 outputs (4 x 4 on small ones) in registers from tiles staged in shared memory, then "
         "your lines once per output on its sum",
         blocked_fused,
     ),

@@ -19,7 +19,10 @@ time while the framework stages the slices and adds them.
   zero (the launch's `zero`), with atomicAdd.
 - blocked_fused (a matmul-family product fused with its pointwise epilogue, aggressive ambition): the
   blocked staging, with the sum the framework's (as on the first fused contract): each thread adds the
-  staged slices into its outputs' sums, then the body runs once per output on the finished sum.
+  staged slices into its outputs' sums, then the body runs once per output on the finished sum. Where K
+  is longer than LONG_SUM the sums stay float and T stays 8: each is kept in runs of RUN_SLICES slices,
+  and each finished run is added into the output's total, so that no float sum grows past a run. T is 4
+  where 8 would leave half of the SMs without a block.
 - dot (products whose output is under a tile wide, a matrix times a vector): one block per output
   element; each thread sums a strided share of K (K is its share's length) and the block adds the shares.
 """
@@ -48,9 +51,13 @@ TILE = 16
 BLOCK_K = 8  # the blocked shape's slice of K
 PER, PER_LONG = 8, 4  # a thread's outputs a side, with float and with double sums
 SPLIT_TARGET = 264  # blocks the split shape aims for (two per SM of an H100 or H200)
+# blocked_fused's fewest blocks of 8 x 8 outputs a thread (one per two SMs); fewer run 4 x 4. On the H100
+# (benchmarks/results/fast_products): 4 x 4 was faster at 16-64 such blocks, slower at 128
+FILL = SPLIT_TARGET // 4
 SPLIT_MIN_K = 2048  # the least of K one split block sums
 DOT_THREADS = 256
 LANES = 4  # a blocked thread's adjacent rows (and columns): one float4 of a staged slice
+RUN_SLICES = 64  # blocked_fused's slices a float run sums where K is long (512 terms of K)
 
 
 def tiled(region: Region) -> Contract:
@@ -141,7 +148,7 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     output = f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};"  # the body sums it, the tail stores it
     head = (
         f"{PRELUDE}\n{sig} {{\n"
-        + _staging(region, ops, splits, run)
+        + _staging(region, ops, splits, run, per)
         + f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
         f"        {output}\n" + _slice_body(region, ops, BLOCK_K, (f"kg_ta[k][{row}]", f"kg_tb[k][{col}]"))
@@ -187,23 +194,24 @@ def blocked_fused(region: Region) -> Contract:
         raise RegionError(f"{region.id}: an epilogue that reshapes the product keeps one thread an output")
     ops = operands(core, names)
     run = blocks(ops.k_dim, BLOCK_K) * BLOCK_K
-    per = _per(run)
+    runs = run > LONG_SUM  # float sums kept in runs of RUN_SLICES slices, each added into the totals
+    tiles = ops.batch * blocks(ops.m_rows, TILE * PER) * blocks(ops.n_cols, TILE * PER)
+    per = PER if tiles >= FILL else PER_LONG  # 4 x 4 outputs a thread: four times the blocks
     side = TILE * per
-    acc = "double" if run > LONG_SUM else "float"
     kernel = f"region_{region.id}"
     sig = region_signature(kernel, region, names)
     row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
     bias = f" + p_{names[core.inputs[2].name]}[j]" if len(core.inputs) > 2 else ""
     head = (
         f"{PRELUDE}\n{sig} {{\n"
-        + _staging(core, ops, 1, run)
-        + framework_sum(BLOCK_K, (per, per), row, col)
+        + _staging(core, ops, 1, run, per, runs)
+        + framework_sum(BLOCK_K, (per, per), row, col, _flush(per) if runs else "")
         + f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
         f"            const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};\n"
         "            if (!(m < M && j < N)) continue;\n"
         "            const int64_t i = (bt * M + m) * N + j;  // the output element\n"
-        f"        {acc} result = kg_total[kg_i][kg_j]{bias};  // the sum\n"
+        f"        float result = kg_total[kg_i][kg_j]{bias};  // the sum\n"
         f"{whole.loads}        // {step_code(core.steps[0], names)}\n{whole.todo}{BODY_MARK}"
     )
     tail = f"        p_out[i] = {whole.last};\n        }}\n}}\n"
@@ -226,14 +234,16 @@ def blocked_fused(region: Region) -> Contract:
     return contract
 
 
-def _staging(region: Region, ops: Operands, splits: int, run: int) -> str:
+def _staging(region: Region, ops: Operands, splits: int, run: int, per: int, runs: bool = False) -> str:
     """The blocked kernel from its sizes to the slice loop's prefetch: the shared tiles, the block's
-    corner and run of K, the thread's sums, the next slice's registers, and each slice staged."""
-    per = _per(run)
+    corner and run of K, a thread's `per` x `per` sums (with `runs`, float totals and the current run's
+    sums), the next slice's registers, and each slice staged."""
     side = TILE * per
     if min(ops.m_rows, ops.n_cols) < side:
         raise RegionError(f"{region.id}: a {ops.m_rows} x {ops.n_cols} output fills no {side} x {side} tile")
-    acc = "double" if run > LONG_SUM else "float"
+    acc = "double" if run > LONG_SUM and not runs else "float"
+    sums = ("kg_total", "kg_run") if runs else ("kg_total",)
+    zero = " ".join(f"{sum_}[kg_i][kg_j] = 0;" for sum_ in sums)
     threads = TILE * TILE
     loads = BLOCK_K * side // threads  # values of each operand a thread stages per slice
     corner = f"kg_m0 = blockIdx.y * {side}, kg_j0 = blockIdx.x * {side}"
@@ -260,10 +270,10 @@ def _staging(region: Region, ops: Operands, splits: int, run: int) -> str:
         f"    __shared__ __align__(16) float kg_tb[{BLOCK_K}][{side + LANES}];\n"
         f"    const int kg_tx = threadIdx.x % {TILE}, kg_ty = threadIdx.x / {TILE};\n"
         + where
-        + f"    {acc} kg_total[{per}][{per}];\n"
-        f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
+        + "".join(f"    {acc} {sum_}[{per}][{per}];\n" for sum_ in sums)
+        + f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
         f"        #pragma unroll\n"
-        f"        for (int kg_j = 0; kg_j < {per}; ++kg_j) kg_total[kg_i][kg_j] = 0;\n"
+        f"        for (int kg_j = 0; kg_j < {per}; ++kg_j) " + (f"{{ {zero} }}" if runs else zero) + "\n"
         "    // the next slice's values wait in registers while the block computes on this one\n"
         f"    float kg_na[{loads}], kg_nb[{loads}];\n"
         "    auto kg_fetch = [&](int64_t k0) {\n"
@@ -284,11 +294,13 @@ def _staging(region: Region, ops: Operands, splits: int, run: int) -> str:
     )
 
 
-def framework_sum(width: int, per: tuple[int, int], row: str, col: str) -> str:
+def framework_sum(width: int, per: tuple[int, int], row: str, col: str, flush: str = "") -> str:
     """A fused product's slice on a blocked shape: the framework adds the slice's `width` products into
     the thread's per[0] x per[1] sums (each staged value read once for the thread's outputs), then closes
-    the slice loop."""
+    the slice loop; with `flush` (_flush's lines), into the run's sums, which `flush` adds into the
+    totals."""
     per_m, per_n = per
+    into = "kg_run" if flush else "kg_total"
     return (
         f"        #pragma unroll\n        for (int kg_k = 0; kg_k < {width}; ++kg_k) {{\n"
         f"            float kg_a[{per_m}], kg_c[{per_n}];\n"
@@ -298,8 +310,22 @@ def framework_sum(width: int, per: tuple[int, int], row: str, col: str) -> str:
         f"kg_c[kg_j] = kg_tb[kg_k][{col}];\n"
         f"            #pragma unroll\n            for (int kg_i = 0; kg_i < {per_m}; ++kg_i)\n"
         f"                #pragma unroll\n                for (int kg_j = 0; kg_j < {per_n}; ++kg_j) "
-        "kg_total[kg_i][kg_j] += kg_a[kg_i] * kg_c[kg_j];\n"
-        "        }\n        __syncthreads();\n    }\n"
+        f"{into}[kg_i][kg_j] += kg_a[kg_i] * kg_c[kg_j];\n"
+        f"        }}\n{flush}        __syncthreads();\n    }}\n"
+    )
+
+
+def _flush(per: int) -> str:
+    """After a slice: where the run has RUN_SLICES slices, or K ends, its sums are added into the totals
+    and the next run starts at zero."""
+    return (
+        f"        if ((k0 - kg_k0) / {BLOCK_K} % {RUN_SLICES} == {RUN_SLICES - 1}"
+        f" || k0 + {BLOCK_K} >= K_END) {{\n"
+        f"            #pragma unroll\n            for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
+        f"                #pragma unroll\n                for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
+        "                    kg_total[kg_i][kg_j] += kg_run[kg_i][kg_j];\n"
+        "                    kg_run[kg_i][kg_j] = 0;\n"
+        "                }\n        }\n"
     )
 
 
@@ -430,10 +456,11 @@ def _slice_result(k_dim: int) -> str:
     return f"{SET_RESULT}: the sum over this slice\n"
 
 
-def owned(thread: str, index: str) -> str:
-    """The offset in its block's tile of a thread's `index`-th row (or column): runs of LANES adjacent ones,
-    a run per TILE * LANES, so that a thread reads each slice's run in one 16-byte shared load."""
-    return f"{LANES} * {thread} + {index} % {LANES} + {TILE * LANES} * ({index} / {LANES})"
+def owned(thread: str, index: str, threads: int = TILE) -> str:
+    """The offset in its block's tile of a thread's `index`-th row (or column), `threads` threads along it:
+    runs of LANES adjacent ones, a run per threads * LANES, so that a thread reads each slice's run in one
+    16-byte shared load."""
+    return f"{LANES} * {thread} + {index} % {LANES} + {threads * LANES} * ({index} / {LANES})"
 
 
 def blocks(count: int, per: int) -> int:

@@ -75,8 +75,13 @@ CASES = [
         "3, 4, 9, 10",
         "aggressive",
     ),
+    # few output channels: narrow tiles (16 and 32 rows; 20 rows on 32)
+    ("nn.Conv3d(4, 16, 3)", "self.conv(x)", "2, 4, 6, 10, 10", "moderate"),
+    ("nn.Conv2d(5, 32, 3, padding=1)", "torch.relu(self.conv(x))", "2, 5, 12, 12", "aggressive"),
+    ("nn.Conv2d(3, 20, 3)", "self.conv(x)", "3, 3, 12, 12", "moderate"),
 ]
 SPLIT = CASES[7]  # the first one split by phase
+NARROW_16, NARROW_32 = CASES[-3], CASES[-2]
 
 
 def _source(module: str, forward: str, shape: str) -> str:
@@ -144,9 +149,27 @@ def test_a_body_that_bounds_its_loops_by_numbers_keeps_the_first_contract() -> N
     assert ruled_launch(region, literal) is None
 
 
+@pytest.mark.parametrize(
+    "case, threads, sums, rows",
+    [(NARROW_16, 64, "[4][4]", "constexpr int kg_dx[27]"), (NARROW_32, 32, "[4][8]", "int kg_xo[9]")],
+    ids=["16", "32"],
+)
+def test_few_output_channels_get_a_narrow_tile_with_no_idle_rows(
+    case: tuple[str, ...], threads: int, sums: str, rows: str
+) -> None:
+    """16 or 32 output channels: 4 a thread along the rows, the block's other threads along 256 columns,
+    each staging a whole slice of its column: without padding, from the column's first input and each
+    row's offset as a number (kg_dx), else from an offset a row (kg_xo)."""
+    region, _ = _conv(_source(*case[:3]), case[3])
+    contract = conv_blocked(region)
+    assert f"kg_tx = threadIdx.x % {threads}," in contract.head and f"float kg_total{sums};" in contract.head
+    assert rows in contract.head
+    assert contract.launch["grid"][1] == 1  # one block's rows hold every output channel
+
+
 def test_convolutions_too_narrow_for_a_blocks_tile_say_why() -> None:
-    region, _ = _conv(_source("nn.Conv2d(4, 16, 3)", "self.conv(x)", "2, 4, 30, 30"), "moderate")
-    with pytest.raises(RegionError, match="16 output channels a group"):
+    region, _ = _conv(_source("nn.Conv2d(4, 12, 3)", "self.conv(x)", "2, 4, 30, 30"), "moderate")
+    with pytest.raises(RegionError, match="12 output channels a group"):
         conv_blocked(region)
     depthwise, _ = _conv(
         _source("nn.Conv2d(64, 64, 3, groups=64)", "self.conv(x)", "2, 64, 9, 9"), "moderate"

@@ -6,6 +6,7 @@ tasks at full size (benchmarks/product_tasks)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from regions.offering import offered
 from regions.reduce import LONG_SUM
 from regions.rules import rule_body
 from regions.shapes import BLOCKED, BLOCKED_FUSED, SPLIT, ruled_launch
-from regions.tiles import blocked_fused
+from regions.tiles import BLOCK_K, FILL, PER, PER_LONG, RUN_SLICES, TILE, blocked_fused
 
 PRODUCT_TASKS = Path(__file__).resolve().parents[2] / "benchmarks" / "product_tasks"
 
@@ -34,9 +35,9 @@ CASES = [
         "torch.randn(3, 50, 20)",
     ),
     (
-        f"self.fc = nn.Linear({LONG_SUM + 40}, 66)",
+        f"self.fc = nn.Linear({LONG_SUM + 40}, 130)",
         "torch.clamp(self.fc(a), -1.0, 1.0)",
-        f"torch.randn(65, {LONG_SUM + 40})",
+        f"torch.randn(129, {LONG_SUM + 40})",
     ),
 ]
 
@@ -71,10 +72,33 @@ def test_the_rules_epilogue_moves_to_the_blocked_product_and_computes_it(case: t
     assert emulated.ok, emulated.error
 
 
-def test_a_long_sum_is_kept_in_double_on_four_by_four_outputs() -> None:
-    region, _ = _product(CASES[-1])
-    head = blocked_fused(region).head
-    assert "double kg_total[4][4];" in head and "double result = kg_total[kg_i][kg_j]" in head
+def test_a_long_sum_runs_in_float_runs_that_join_the_totals() -> None:
+    """K past LONG_SUM keeps float sums, in runs of RUN_SLICES slices added into the totals; a last,
+    shorter run that never joins them is caught."""
+    region, first = _product(CASES[-1])
+    contract = blocked_fused(region)
+    assert "float kg_run[4][4];" in contract.head and "double" not in contract.head
+    body = rule_body(region, first)
+    assert emulate(region, contract, body).ok
+    ends = f" || k0 + {BLOCK_K} >= K_END"
+    assert ends in contract.head and (LONG_SUM + 40) % (BLOCK_K * RUN_SLICES) != 0
+    lost = replace(contract, head=contract.head.replace(ends, ""))
+    assert not emulate(region, lost, body).ok
+
+
+@pytest.mark.parametrize(
+    "rows, per", [(TILE * PER * 12, PER), (TILE * PER * 4, PER_LONG)], ids=["8x8", "4x4"]
+)
+def test_a_thread_owns_eight_by_eight_outputs_where_the_blocks_fill_the_gpu(rows: int, per: int) -> None:
+    """Where 8 x 8 outputs a thread leave fewer than FILL blocks, a thread owns 4 x 4 (four times the
+    blocks)."""
+    source = (f"self.fc = nn.Linear(64, {rows})", "torch.relu(self.fc(a))", f"torch.randn({rows}, 64)")
+    region, _ = _product(source)
+    contract = blocked_fused(region)
+    grid = contract.launch["grid"]
+    assert f"float kg_total[{per}][{per}];" in contract.head
+    assert grid[0] * grid[1] * grid[2] == (rows // (TILE * per)) ** 2
+    assert (per == PER) == ((rows // (TILE * PER)) ** 2 >= FILL)
 
 
 def test_a_wrong_epilogue_is_caught_on_the_cpu() -> None:
@@ -87,8 +111,8 @@ def test_a_wrong_epilogue_is_caught_on_the_cpu() -> None:
 
 
 def test_products_too_narrow_or_unfused_say_why() -> None:
-    narrow, _ = _product(("self.fc = nn.Linear(40, 100)", "torch.relu(self.fc(a))", "torch.randn(300, 40)"))
-    with pytest.raises(RegionError, match="fills no 128 x 128 tile"):
+    narrow, _ = _product(("self.fc = nn.Linear(40, 60)", "torch.relu(self.fc(a))", "torch.randn(300, 40)"))
+    with pytest.raises(RegionError, match="fills no 64 x 64 tile"):
         blocked_fused(narrow)
     alone = offered(
         _source("self.fc = nn.Linear(40, 136)", "self.fc(a)", "torch.randn(130, 40)"), "aggressive"
