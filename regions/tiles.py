@@ -52,7 +52,7 @@ BLOCK_K = 8  # the blocked shape's slice of K
 PER, PER_LONG = 8, 4  # a thread's outputs a side, with float and with double sums
 SPLIT_TARGET = 264  # blocks the split shape aims for (two per SM of an H100 or H200)
 # blocked_fused's fewest blocks of 8 x 8 outputs a thread (one per two SMs); fewer run 4 x 4. On the H100
-# (benchmarks/results/fast_products): 4 x 4 was faster at 16-64 such blocks, slower at 128
+# (benchmarks/results/fill_and_narrow): 4 x 4 was faster at 16-64 such blocks, slower at 128
 FILL = SPLIT_TARGET // 4
 SPLIT_MIN_K = 2048  # the least of K one split block sums
 DOT_THREADS = 256
