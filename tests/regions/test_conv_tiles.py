@@ -75,13 +75,18 @@ CASES = [
         "3, 4, 9, 10",
         "aggressive",
     ),
-    # few output channels: narrow tiles (16 and 32 rows; 20 rows on 32)
-    ("nn.Conv3d(4, 16, 3)", "self.conv(x)", "2, 4, 6, 10, 10", "moderate"),
-    ("nn.Conv2d(5, 32, 3, padding=1)", "torch.relu(self.conv(x))", "2, 5, 12, 12", "aggressive"),
+    # few output channels: narrow tiles (16 and 32 rows; 20 rows on 32), split by phase, padded and
+    # transposed, grouped, strided and dilated, fused
+    NARROW_16 := ("nn.Conv3d(4, 16, 3)", "self.conv(x)", "2, 4, 6, 10, 10", "moderate"),
+    NARROW_32 := ("nn.Conv2d(5, 32, 3, padding=1)", "torch.relu(self.conv(x))", "2, 5, 12, 12", "aggressive"),
     ("nn.Conv2d(3, 20, 3)", "self.conv(x)", "3, 3, 12, 12", "moderate"),
+    ("nn.ConvTranspose2d(4, 32, 4, stride=2, padding=1)", "self.conv(x)", "3, 4, 10, 10", "moderate"),
+    ("nn.ConvTranspose2d(4, 16, 3, padding=1)", "torch.relu(self.conv(x))", "3, 4, 10, 10", "aggressive"),
+    ("nn.Conv2d(8, 32, 3, groups=2)", "self.conv(x)", "3, 8, 12, 12", "moderate"),
+    ("nn.Conv1d(5, 24, 3, dilation=2, stride=2)", "self.conv(x)", "4, 5, 140", "moderate"),
+    ("nn.Conv3d(3, 16, 3, stride=2)", "torch.sigmoid(self.conv(x)) * 2.0", "2, 3, 9, 18, 18", "aggressive"),
 ]
 SPLIT = CASES[7]  # the first one split by phase
-NARROW_16, NARROW_32 = CASES[-3], CASES[-2]
 
 
 def _source(module: str, forward: str, shape: str) -> str:
