@@ -89,7 +89,6 @@ class _Tile:
     cols: int
     phases: _Phases
     per_m: int
-    side_m: int
     per_slice: int
     width: int
     threads_n: int
@@ -98,6 +97,10 @@ class _Tile:
     @property
     def taps(self) -> int:
         return prod(self.phases.taps)
+
+    @property
+    def side_m(self) -> int:
+        return THREADS // self.threads_n * self.per_m
 
     @property
     def side_n(self) -> int:
@@ -130,17 +133,16 @@ def _tile(region: Region, geo: ConvGeometry) -> _Tile:
         raise RegionError(
             f"{region.id}: {rows} output channels a group by {cols} outputs fill no block's tile"
         )
-    side_m = THREADS // threads_n * per_m
     filter_size = geo.in_channels * geo.per_group * prod(geo.taps)
     if max(filter_size, geo.in_channels * prod(geo.spatial_in), cols) >= INT_LIMIT:
         raise RegionError(f"{region.id}: too large for the blocked convolution's 32-bit offsets")
     # equal slices: the most channels dividing the group's, up to the fewest that hold SLICE values
     reach = min(geo.channels, -(-SLICE // taps))
     per_slice = max(d for d in range(1, reach + 1) if geo.channels % d == 0)
-    width = per_slice * taps
-    if width * (side_m + LANES + threads_n * per_n + LANES) > SHARED_FLOATS:
-        raise RegionError(f"{region.id}: a slice of {width} taps does not fit in shared memory")
-    return _Tile(rows, cols, phases, per_m, side_m, per_slice, width, threads_n, per_n)
+    tile = _Tile(rows, cols, phases, per_m, per_slice, per_slice * taps, threads_n, per_n)
+    if tile.width * (tile.side_m + LANES + tile.side_n + LANES) > SHARED_FLOATS:
+        raise RegionError(f"{region.id}: a slice of {tile.width} taps does not fit in shared memory")
+    return tile
 
 
 def _layout(rows: int, cols: int) -> tuple[int, int, int]:
@@ -324,7 +326,7 @@ def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
         f"    const int64_t {tap_loops};  // the taps "
         + ("a phase reads: every stride-th of the filter's" if ph.split else "of the filter"),
         f"    __shared__ __align__(16) float kg_ta[{width}][{side_m + LANES}];",
-        f"    __shared__ __align__(16) float kg_tb[{width}][{tile.side_n + LANES}];",
+        f"    __shared__ __align__(16) float kg_tb[{width}][{side_n + LANES}];",
         f"    const int kg_tx = threadIdx.x % {tile.threads_n}, kg_ty = threadIdx.x / {tile.threads_n};",
         f"    const int64_t kg_g = blockIdx.z % {geo.groups}, kg_m0 = blockIdx.y * {side_m},"
         f" kg_j0 = blockIdx.x * {side_n};",

@@ -114,14 +114,20 @@ def split(region: Region) -> Contract:
     float sum keeps within the tolerance (the blocked shape sums such K in double, at half the outputs per
     thread). RegionError where neither holds."""
     ops = _biased_product(region)
-    side = TILE * PER
-    tiles = ops.batch * blocks(ops.m_rows, side) * blocks(ops.n_cols, side)
+    tiles = _tiles(ops)
     splits = max(min(SPLIT_TARGET // tiles, ops.k_dim // SPLIT_MIN_K), blocks(ops.k_dim, LONG_SUM))
     if splits < 2:
         raise RegionError(
             f"{region.id}: {tiles} output tiles and K = {ops.k_dim} leave nothing to split K over"
         )
     return _register_blocked(region, ops, splits)
+
+
+def _tiles(ops: Operands) -> int:
+    """The product's output tiles of 8 x 8 outputs a thread: the blocks the blocked shapes launch before
+    splitting K or shrinking a thread's outputs."""
+    side = TILE * PER
+    return ops.batch * blocks(ops.m_rows, side) * blocks(ops.n_cols, side)
 
 
 def _biased_product(region: Region) -> Operands:
@@ -195,8 +201,7 @@ def blocked_fused(region: Region) -> Contract:
     ops = operands(core, names)
     run = blocks(ops.k_dim, BLOCK_K) * BLOCK_K
     runs = run > LONG_SUM  # float sums kept in runs of RUN_SLICES slices, each added into the totals
-    tiles = ops.batch * blocks(ops.m_rows, TILE * PER) * blocks(ops.n_cols, TILE * PER)
-    per = PER if tiles >= FILL else PER_LONG  # 4 x 4 outputs a thread: four times the blocks
+    per = PER if _tiles(ops) >= FILL else PER_LONG  # 4 x 4 outputs a thread: four times the blocks
     side = TILE * per
     kernel = f"region_{region.id}"
     sig = region_signature(kernel, region, names)
