@@ -177,7 +177,7 @@ def conv_blocked(region: Region) -> Contract:
     kernel = f"region_{region.id}"
     sig = region_signature(kernel, whole.region, names)
     dims = range(geo.dims)
-    row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j", tile.threads_n)
+    row, col = owned("kg_ty", "kg_i", THREADS // tile.threads_n), owned("kg_tx", "kg_j", tile.threads_n)
     ks = ", ".join(f"int64_t k{j}" for j in dims)
     tap_args = ", ".join(f"k{j}" for j in dims)
     head = f"{PRELUDE}\n{_FIRST_ONLY if bias and not fused else ''}{sig} {{\n" + _staging(geo, tile, xn, wn)
