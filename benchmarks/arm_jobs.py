@@ -5,7 +5,8 @@
     python -m benchmarks.arm_jobs runs/cv_old:old runs/cv_new:new --out .device/kinds/conv.jsonl \\
         --config '{"reference_compile": "off", "workers_per_device": 6}'
 
-One GPU run judges every arm, so their timings compare.
+One GPU run judges every arm, so their timings compare. `--once` sends a program the arms share once
+(`benchmarks.arms --same NAME.same.json` gives each copy its verdict).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from pathlib import Path
 from graph.runner.jsonl import read_jsonl
 
 
-def pack(runs: list[tuple[Path, str]], out: Path, config: str | None = None) -> int:
+def pack(runs: list[tuple[Path, str]], out: Path, config: str | None = None, once: bool = False) -> int:
     """Write the runs' jobs, ids suffixed `/<arm>`, into `out` (and `config` beside it as out's .config);
-    the number of jobs. ValueError for a run without jobs, a job without an id, an arm that is no plain
-    suffix, or a job id twice in one arm."""
-    lines, seen = [], set()
+    the number of jobs. `once`: a job identical to one packed before but for its id (the same program, the
+    same task: two arms or two cuts that wrote the same bytes) is not packed again; out's .same.json maps
+    its id to the one judged, and benchmarks.arms --same gives it that verdict. ValueError for a run
+    without jobs, a job without an id, an arm that is no plain suffix, or a job id twice in one arm."""
+    lines, seen, first, same = [], set(), {}, {}
     for run, arm in runs:
         if not arm or "/" in arm:
             raise ValueError(f"arm {arm!r} of {run}: an arm is a plain job-id suffix (no '/')")
@@ -36,6 +39,11 @@ def pack(runs: list[tuple[Path, str]], out: Path, config: str | None = None) -> 
             if job_id in seen:
                 raise ValueError(f"{job_id}: twice (the same run in one arm twice?)")
             seen.add(job_id)
+            content = json.dumps({k: v for k, v in job.items() if k != "job_id"}, sort_keys=True)
+            if once and content in first:
+                same[job_id] = first[content]
+                continue
+            first.setdefault(content, job_id)
             lines.append(json.dumps({**job, "job_id": job_id}))
     if config is not None:
         json.loads(config)  # a typo fails here, not on the GPU host
@@ -43,6 +51,8 @@ def pack(runs: list[tuple[Path, str]], out: Path, config: str | None = None) -> 
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     if config is not None:
         out.with_suffix(".config").write_text(config, encoding="utf-8")
+    if once:
+        out.with_suffix(".same.json").write_text(json.dumps(same, indent=1) + "\n", encoding="utf-8")
     return len(lines)
 
 
@@ -62,9 +72,12 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, required=True, help="the jobs file, e.g. .device/kinds/NAME.jsonl"
     )
     parser.add_argument("--config", help="the evaluator's config overrides as JSON, written as NAME.config")
+    parser.add_argument(
+        "--once", action="store_true", help="judge each distinct job once (NAME.same.json names the copies)"
+    )
     args = parser.parse_args(argv)
     try:
-        count = pack(args.runs, args.out, args.config)
+        count = pack(args.runs, args.out, args.config, once=args.once)
     except ValueError as error:
         print(f"arm_jobs: {error}", file=sys.stderr)
         return 2

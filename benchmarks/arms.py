@@ -22,14 +22,34 @@ from graph.runner.jsonl import read_jsonl
 
 
 def by_arm(verdicts: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Task -> arm -> its cell, for every job id ending in `/<arm>` (the last verdict of a job wins)."""
-    table: dict[str, dict[str, dict[str, Any]]] = {}
-    for verdict in verdicts:
-        job_id = str(verdict.get("job_id", ""))
+    """Task -> arm -> its cell, for every job id ending in `/<arm>` (the last verdict of a job wins). Where
+    an arm holds several candidates of a task (n samples, autotune's two cuts), its cell is the one the
+    graph's select keeps: strictly correct first, then the fastest over eager."""
+    last = {str(v.get("job_id", "")): v for v in verdicts}
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for job_id, verdict in last.items():
         stem, _, arm = job_id.rpartition("/")
         if arm in arms:
-            table.setdefault(task_of(stem), {})[arm] = cell(verdict)
+            grouped.setdefault((task_of(stem), arm), []).append(verdict)
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for (task, arm), candidates in grouped.items():
+        kept = max(candidates, key=lambda v: (cell(v)["strict"], cell(v)["eager"]))  # ties: the first
+        # which of several it kept: the candidate id (`r0s0-moderate`: autotune's moderate cut)
+        named = {"kept": str(kept["job_id"]).rsplit("/", 2)[-2]} if len(candidates) > 1 else {}
+        table.setdefault(task, {})[arm] = cell(kept) | named
     return table
+
+
+def copies(verdicts: list[dict[str, Any]], same: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """The verdicts of jobs sent once for several (benchmarks.arm_jobs --once): each copy's id on the
+    judged program's verdict (`same_as` names it); a copy whose program was not judged gets none."""
+    by_id = {str(v.get("job_id")): v for v in verdicts}
+    return [
+        {**by_id[judged], "job_id": copy, "same_as": judged}
+        for mapping in same
+        for copy, judged in mapping.items()
+        if judged in by_id
+    ]
 
 
 def summarise(table: dict[str, dict[str, dict[str, Any]]], arms: list[str]) -> dict[str, Any]:
@@ -77,7 +97,7 @@ def markdown(
         lines.append(
             f"| {task} | "
             + " | ".join(
-                f"{c['verdict']} | {x(c['eager'])} | {x(c['compile'])} | {ms(c.get('ms'))} | {share(c)}"
+                f"{_kept(c)} | {x(c['eager'])} | {x(c['compile'])} | {ms(c.get('ms'))} | {share(c)}"
                 if c
                 else "- | - | - | - | -"
                 for c in cells
@@ -107,6 +127,11 @@ def markdown(
     return "\n".join(lines) + "\n"
 
 
+def _kept(c: dict[str, Any]) -> str:
+    """The verdict, and which candidate the cell kept where the arm had several."""
+    return f"{c['verdict']} ({c['kept']})" if "kept" in c else str(c["verdict"])
+
+
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -119,12 +144,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arms", required=True, help="comma-separated job id suffixes, in column order")
     parser.add_argument("--tasks", default="", help="only the tasks whose name starts so, e.g. L1/")
     parser.add_argument("--out", type=Path, help="write summary.md and summary.json into this folder")
+    parser.add_argument(
+        "--same",
+        type=Path,
+        action="append",
+        default=[],
+        help="a benchmarks.arm_jobs --once map (copy's id -> judged id): each copy takes that verdict",
+    )
     args = parser.parse_args(argv)
     arms = [a for a in args.arms.split(",") if a]
+    judged = [v for path in args.verdicts for v in read_jsonl(path)]
     verdicts = [
         v
-        for path in args.verdicts
-        for v in read_jsonl(path)
+        for v in judged + copies(judged, [json.loads(p.read_text()) for p in args.same])
         if task_of(str(v.get("job_id", ""))).startswith(args.tasks)
     ]
     devices = {str((v.get("evidence") or {}).get("gpu") or "") for v in verdicts} - {""}

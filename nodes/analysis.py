@@ -79,7 +79,7 @@ def _plan(
         values["regions"] = menu_text(menu[0], menu[1])
     else:
         node, schema = "analysis", PLAN_SCHEMA
-    messages = build_messages(node, ctx.ambition, ctx.backend, ctx.prompts, values)
+    messages = build_messages(node, ctx.lead, ctx.backend, ctx.prompts, values)
     reply = shared_model().chat(
         messages,
         max_tokens=max(128, ctx.max_tokens // 4),
@@ -96,7 +96,7 @@ def _plan(
         completion=reply.text,
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
-        inputs={"replan": bool(previous), "ambition": ctx.ambition},
+        inputs={"replan": bool(previous), "ambition": ctx.lead},
         outputs={
             "summary": plan["summary"][:200],
             "ops": len(plan.get("ops") or plan.get("regions") or []),
@@ -127,7 +127,7 @@ def _region_menu(state: State, ctx: Context) -> tuple[list[tuple[Region, Any]], 
     if ctx.backend != "cuda":
         return None
     try:
-        return offered(state["task"]["source"], ctx.ambition, state.get("profile"))
+        return offered(state["task"]["source"], ctx.lead, state.get("profile"))
     except RegionError:
         return None
 

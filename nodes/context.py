@@ -20,7 +20,15 @@ from typing import Annotated, Any, Literal, get_args, get_type_hints
 from pydantic import Field
 
 from nodes.presets import preset_values
-from regions.model import Ambition
+from regions.model import AMBITIONS
+
+# `autotune` writes both cuts and keeps the faster strictly correct candidate (select), as Inductor's
+# max-autotune times its own kernel against the library call: the aggressive cut puts products and
+# convolutions into the model's kernels, the moderate cut leaves them to cuBLAS and cuDNN, and which is
+# faster depends on the shapes (measured on the shared level 2: each cut wins on some tasks).
+AUTOTUNE = "autotune"
+AUTOTUNE_CUTS: tuple[str, ...] = ("aggressive", "moderate")
+Ambition = Literal[(*AMBITIONS, AUTOTUNE)]  # type: ignore[valid-type]
 
 Strategy = Literal["zero_shot", "profiling_guided", "iterative_refinement", "agent"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
@@ -48,7 +56,9 @@ class Context:
         "How much of the model to rewrite: conservative = fuse or replace one memory-bound op and keep "
         "library GEMM/conv; moderate = replace the main ops and fuse epilogues; aggressive = rewrite the "
         "whole model in custom kernels (in region mode: products too, each with its pointwise epilogue fused "
-        "into its kernel). Picks nodes/prompts/<ambition>/.")] = "moderate"
+        "into its kernel); autotune = write both the aggressive and the moderate cut, each at n samples, and "
+        "keep the faster strictly correct candidate (later rounds refine the cut that won). Picks "
+        "nodes/prompts/<ambition>/ (autotune: each cut's own).")] = "moderate"
     temperature: Annotated[float, _doc(
         "Sampling temperature of generation (0 = greedy; analysis and triage stay greedy).", ge=0.0)] = 0.7
     prompts: Annotated[dict[str, str], _doc(
@@ -113,6 +123,16 @@ class Context:
         for name, value in preset_values(self.preset).items():
             if getattr(self, name) == getattr(defaults, name):
                 object.__setattr__(self, name, value)
+
+    def cuts(self) -> tuple[str, ...]:
+        """The ambitions a round writes candidates at: both cuts under autotune, else the one."""
+        return AUTOTUNE_CUTS if self.ambition == AUTOTUNE else (self.ambition,)
+
+    @property
+    def lead(self) -> str:
+        """The ambition of the nodes that write one thing a round (analysis, retrieval, triage, feedback,
+        whole programs): autotune's first cut, else the ambition."""
+        return self.cuts()[0]
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> Context:

@@ -40,7 +40,26 @@ def fan_out(state: State, runtime: Runtime[Context]) -> list[Send]:
         "last": history[-1] if history else None,
         "history": history if ctx.feedback == "naive" else [],
     }
-    return [Send("generate", {**payload, "sample": i}) for i in range(ctx.samples)]
+    cuts = ctx.cuts()
+    if len(cuts) > 1 and history and history[-1].get("ambition") in cuts:
+        cuts = (history[-1]["ambition"],)  # autotune: later rounds refine the cut that won
+    return [
+        Send("generate", {**payload, "sample": i, "ambition": cut})
+        for i in range(ctx.samples)
+        for cut in cuts
+    ]
+
+
+def ambition_of(inp: SampleInput, ctx: Context) -> str:
+    """The ambition a branch writes at: its cut under autotune, else the context's."""
+    return inp.get("ambition") or ctx.lead
+
+
+def candidate_id(inp: SampleInput, ctx: Context) -> str:
+    """`r<round>s<sample>`, and the cut after it where it is not the lead (autotune writes two a sample)."""
+    ambition = ambition_of(inp, ctx)
+    cut = f"-{ambition}" if ambition != ctx.lead else ""
+    return f"r{inp.get('round', 0)}s{inp['sample']}{cut}"
 
 
 def _history(state: State) -> list[dict[str, Any]]:
@@ -63,9 +82,10 @@ def generate(inp: SampleInput, runtime: Runtime[Context]) -> dict[str, Any]:
     reply = shared_model().chat(messages, max_tokens=ctx.max_tokens, temperature=ctx.temperature, seed=seed)
     code = extract_candidate(reply.text)
     candidate = {
-        "id": f"r{round_}s{sample}",
+        "id": candidate_id(inp, ctx),
         "round": round_,
         "sample": sample,
+        "ambition": ambition_of(inp, ctx),
         "completion": reply.text,
         "code": code,
         "prompt_tokens": reply.prompt_tokens,
@@ -87,8 +107,12 @@ def generate(inp: SampleInput, runtime: Runtime[Context]) -> dict[str, Any]:
             "feedback": _brief_feedback(inp),
             **({"fallback": fallback} if fallback else {}),
         },
-        outputs={"code_lines": code.count("\n") if code else 0, "has_code": code is not None,
-                 "finish_reason": reply.finish_reason, "prompt_eval_tokens": reply.prompt_eval_tokens},
+        outputs={
+            "code_lines": code.count("\n") if code else 0,
+            "has_code": code is not None,
+            "finish_reason": reply.finish_reason,
+            "prompt_eval_tokens": reply.prompt_eval_tokens,
+        },
     )
     return {"pending": [candidate], "events": [trace]}
 
@@ -104,7 +128,7 @@ def generation_messages(inp: SampleInput, ctx: Context) -> list[dict[str, str]]:
     values = {"source": inp["task"]["source"].strip(), "context": _context_section(inp, ctx), "feedback": ""}
     if ctx.feedback == "focused" and inp.get("feedback") and inp.get("last"):
         values["feedback"] = _feedback_section(inp, ctx)
-    messages = build_messages("generate", ctx.ambition, ctx.backend, ctx.prompts, values)
+    messages = build_messages("generate", ambition_of(inp, ctx), ctx.backend, ctx.prompts, values)
     if ctx.feedback == "naive":
         messages += _naive_turns(inp.get("history") or [])
     return messages
@@ -116,8 +140,10 @@ def _naive_turns(history: list[dict[str, Any]]) -> list[dict[str, str]]:
     budget = NAIVE_HISTORY_CHARS
     for past in reversed(history):
         verdict = past.get("verdict") or {}
-        reply = fragment("generate/naive_reply",
-                         {"verdict": str(verdict.get("verdict")), "log": str(verdict.get("log_tail", ""))})
+        reply = fragment(
+            "generate/naive_reply",
+            {"verdict": str(verdict.get("verdict")), "log": str(verdict.get("log_tail", ""))},
+        )
         budget -= len(past["completion"]) + len(reply)
         if budget < 0 and turns:
             break
@@ -128,7 +154,7 @@ def _naive_turns(history: list[dict[str, Any]]) -> list[dict[str, str]]:
 def _feedback_section(inp: SampleInput, ctx: Context) -> str:
     """The focused feedback: the last candidate's code, the real error, one instruction (feedback.md)."""
     last, feedback = inp["last"] or {}, inp["feedback"] or {}
-    template = load_template("feedback", ctx.ambition, ctx.backend, ctx.prompts)
+    template = load_template("feedback", ambition_of(inp, ctx), ctx.backend, ctx.prompts)
     values = {
         "code": (last.get("code") or last.get("completion") or "").strip(),
         "verdict": str((last.get("verdict") or {}).get("verdict")),
@@ -170,11 +196,14 @@ def _example_text(example: dict[str, Any], ctx: Context) -> str:
 
     The heading says it solves another problem: the 1.5B model otherwise copies an example's math.
     """
-    head = fragment("generate/example", {
-        "title": str(example.get("title", example.get("id"))),
-        "techniques": ", ".join(example.get("techniques") or []),
-        "when_to_use": str(example.get("when_to_use", "")),
-    })
+    head = fragment(
+        "generate/example",
+        {
+            "title": str(example.get("title", example.get("id"))),
+            "techniques": ", ".join(example.get("techniques") or []),
+            "when_to_use": str(example.get("when_to_use", "")),
+        },
+    )
     if ctx.backend != "cuda" or not example.get("solution"):
         return head
     excerpt = solution_excerpt(str(example["solution"]), SOLUTION_CHARS)

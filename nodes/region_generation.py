@@ -4,7 +4,8 @@ The framework offers regions by ambition and writes everything but each kernel's
 regions.assemble); the model writes bodies. The steps, each a node Studio draws and traces:
 - offer: the regions this sample writes, each one's route from triage (nodes.region_triage) and the
   sampling temperature (sample 0 greedy, the others cooler than whole programs: greedy scored best in the
-  probe); a task region mode cannot do goes to the whole-program writer instead;
+  probe); a task region mode cannot do goes to the whole-program writer instead; under autotune, a cut
+  that offers the lead cut's regions ends here (its candidate would be the lead's again);
 - prepare: the framework gives every body it can without the model (kept where the GPU found it right,
   moved unchanged to a new launch shape, renamed from a twin) and stops at the next region the model must
   write;
@@ -19,10 +20,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from langgraph.graph import END
 from langgraph.runtime import Runtime
 
 from nodes.context import Context, settings
-from nodes.generation import sample_seed
+from nodes.generation import ambition_of, candidate_id, sample_seed
 from nodes.model.llm import Completion, shared_model
 from nodes.prompt_files import fragment
 from nodes.region_writer import (
@@ -65,6 +67,12 @@ def offer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     except RegionError as exc:
         return {"fallback": f"region mode unavailable, a whole program instead: {exc}"}
     round_, sample = state.get("round", 0), state["sample"]
+    if _same_cut(state, ctx, parts):  # autotune: this cut offers the lead cut's regions, written already
+        said = {"ambition": ambition_of(state, ctx), "same_as": ctx.lead}
+        trace = event(
+            "generate", round_, sample=sample, seconds=0.0, inputs={"format": "regions"}, outputs=said
+        )
+        return {"same_cut": True, "pending": [], "events": [trace]}
     return {
         "seed": sample_seed(ctx, state["task"]["name"], round_, sample),
         # Greedy once: a later round's greedy answer to the same prompt would only repeat it.
@@ -83,7 +91,9 @@ def offer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     }
 
 
-def after_offer(state: RegionDraft) -> Literal["prepare", "program"]:
+def after_offer(state: RegionDraft) -> Literal["prepare", "program", "__end__"]:
+    if state.get("same_cut"):
+        return END
     return "program" if state.get("fallback") else "prepare"
 
 
@@ -150,7 +160,7 @@ def shape(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
         timing,
         [s for s, _ in shapes_for(region)],
         prompts=ctx.prompts,
-        ambition=ctx.ambition,
+        ambition=ambition_of(state, ctx),
         seed=state["seed"] + 100 * state["order"].index(rid),
     )
     chosen = chosen_launch(region, first, choice.shape)[1]
@@ -180,7 +190,7 @@ def write(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     shown = route in _REPAIRS and state.get("round", 0) < FRESH_ROUND
     messages = opening_messages(
         _contract(region, first, state["current"]["shape"]),
-        ambition=ctx.ambition,
+        ambition=ambition_of(state, ctx),
         prompts=ctx.prompts,
         previous=(before or "", text) if shown else None,
         optimise=(before, text) if route == "optimise" else None,
@@ -208,7 +218,7 @@ def check_answer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any
     judged = judged_before(attempt, (before or "", text) if judged_here else None)
     result = refuse_unchanged(check(contract, extract_body(reply.text, contract)), judged)
     if ctx.emulate and not current["shape"]:  # a launch shape's threads cooperate: one CPU thread cannot
-        result = judged_on_cpu(result, small_twin(state["task"]["source"], region, ctx.ambition))
+        result = judged_on_cpu(result, small_twin(state["task"]["source"], region, ambition_of(state, ctx)))
     record(attempt, reply, result)
     attempts = {**state["attempts"], rid: attempt.to_dict()}
     if not attempt.ok and attempt.rounds <= REPAIRS:
@@ -254,7 +264,7 @@ def repair(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     messages = next_messages(
         _contract(region, first, state["current"]["shape"]),
         attempt,
-        ambition=ctx.ambition,
+        ambition=ambition_of(state, ctx),
         prompts=ctx.prompts,
         context=_context(state, ctx, region),
         fresh=attempt.rounds >= REPAIRS,  # the last local repair asks anew
@@ -282,9 +292,10 @@ def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generat
     answers = "\n\n".join(f"// region {rid}\n{a.history[-1]['answer']}" for rid, a in attempts.items())
     _, shares = _parts(state, ctx)
     candidate: Candidate = {
-        "id": f"r{round_}s{sample}",
+        "id": candidate_id(state, ctx),
         "round": round_,
         "sample": sample,
+        "ambition": ambition_of(state, ctx),
         "format": "regions",
         "completion": answers,
         **assemble(state["task"], written, fuse=ctx.fuse),
@@ -374,11 +385,22 @@ def _stop(
 def _parts(state: RegionDraft, ctx: Context) -> tuple[list[tuple[Region, Contract]], dict[str, float]]:
     """The offered regions with their first contracts (narrowed to the agent's plan where it chose among
     them), and each region's measured share of the reference's time where profiled."""
-    parts, shares = offered(state["task"]["source"], ctx.ambition, state.get("profile") or {})
+    parts, shares = offered(state["task"]["source"], ambition_of(state, ctx), state.get("profile") or {})
     notes = _planned(state.get("plan"))
     if notes:
         parts = [(region, contract) for region, contract in parts if region.id in notes] or parts
     return parts, shares
+
+
+def _same_cut(state: RegionDraft, ctx: Context, parts: list[tuple[Region, Contract]]) -> bool:
+    """Whether this branch's cut (not the lead) offers exactly the regions and contracts the lead cut
+    offers, so its candidate would be the lead's written again (a level-1 product is one region in both)."""
+    if ambition_of(state, ctx) == ctx.lead:
+        return False
+    try:
+        return parts == _parts({**state, "ambition": ctx.lead}, ctx)[0]
+    except RegionError:
+        return False
 
 
 def _by_id(state: RegionDraft, ctx: Context) -> list[tuple[str, tuple[Region, Contract]]]:

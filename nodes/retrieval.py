@@ -59,7 +59,7 @@ def retrieve_regions(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = settings(runtime)
     started = time.perf_counter()
     planned = {p["id"] for p in state["plan"]["regions"]}
-    parts, _ = offered(state["task"]["source"], ctx.ambition, state.get("profile"))
+    parts, _ = offered(state["task"]["source"], ctx.lead, state.get("profile"))
     examples: list[dict[str, Any]] = []
     queries = {}
     for region, _ in parts:

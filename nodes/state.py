@@ -102,6 +102,7 @@ class Candidate(TypedDict, total=False):
     id: str  # "r<round>s<sample>", unique within one graph run
     round: int  # 0-based refinement round
     sample: int  # 0-based index among the round's n samples
+    ambition: str  # the cut it was written at (Context.ambition; autotune writes two a sample)
     completion: str  # the model's full answer (region mode: each region's last answer, headed by its id)
     code: str | None  # the extracted or assembled program (None: no code block)
     prompt_tokens: int
@@ -135,6 +136,7 @@ class SampleInput(TypedDict, total=False):
     last: Candidate | None
     history: list[Candidate]
     sample: int
+    ambition: str  # the cut this branch writes at (Context.cuts)
     fallback: str  # why region mode wrote a whole program instead (the trace says it)
 
 
@@ -163,6 +165,7 @@ class RegionDraft(SampleInput, total=False):
     choices: dict[str, dict[str, Any]]  # region id -> the model's launch-shape choice this round
     attempts: dict[str, dict[str, Any]]  # region id -> nodes.region_writer.RegionAttempt, as a dict
     last_messages: list[dict[str, str]] | None  # the latest prompt, for the trace
+    same_cut: bool  # autotune: this cut offers the lead cut's regions, so the branch writes nothing
     pending: list[Candidate]
     events: list[dict[str, Any]]
 

@@ -187,7 +187,7 @@ def _program_feedback(state: State, ctx: Context, last: dict[str, Any], error: s
         return {**ruled, "source": "rules"}, None, None
     values = {"source": state["task"]["source"].strip(), "code": (last.get("code") or "").strip(),
               "error": error}
-    messages = build_messages("triage", ctx.ambition, ctx.backend, ctx.prompts, values)
+    messages = build_messages("triage", ctx.lead, ctx.backend, ctx.prompts, values)
     reply = shared_model().chat(messages, max_tokens=max(128, ctx.max_tokens // 4), temperature=0.0,
                                 seed=ctx.seed, json_schema=TRIAGE_SCHEMA)
     return {**_parse_reply(reply.text), "category": "wrong_output", "source": "model"}, messages, reply

@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks.arm_jobs import main, pack
 from benchmarks.arms import by_arm
+from benchmarks.arms import main as arms_main
 
 
 def _run(root: Path, name: str, ids: list[str]) -> Path:
@@ -52,3 +53,41 @@ def test_bad_runs_arms_and_configs_are_refused_before_anything_is_written(tmp_pa
     assert not out.exists()
     assert main([f"{run}:a", "--out", str(out)]) == 0 and out.exists()
     assert main([f"{tmp_path / 'missing'}:a", "--out", str(out)]) == 2
+
+
+def test_once_packs_a_shared_program_once_and_arms_gives_each_copy_its_verdict(tmp_path: Path) -> None:
+    def run(name: str, codes: list[str]) -> Path:
+        (tmp_path / name).mkdir()
+        jobs = [{"job_id": f"t{i}/r0s0", "task": f"t{i}", "code": c} for i, c in enumerate(codes, 1)]
+        (tmp_path / name / "jobs.jsonl").write_text("".join(json.dumps(j) + "\n" for j in jobs))
+        return tmp_path / name
+
+    model, rules = run("model", ["a", "b"]), run("rules", ["a", "x"])
+    out = tmp_path / "ab.jsonl"
+    assert pack([(model, "model"), (rules, "rules")], out, once=True) == 3
+    assert [json.loads(line)["job_id"] for line in out.read_text().splitlines()] == [
+        "t1/r0s0/model",
+        "t2/r0s0/model",
+        "t2/r0s0/rules",
+    ]
+    same = json.loads(out.with_suffix(".same.json").read_text())
+    assert same == {"t1/r0s0/rules": "t1/r0s0/model"}
+    verdicts = [{"job_id": "t1/r0s0/model", "verdict": "correct", "counted": "strict", "speedup_eager": 1.5}]
+    (tmp_path / "v.jsonl").write_text(json.dumps(verdicts[0]) + "\n")
+    summary = tmp_path / "summary"
+    assert (
+        arms_main(
+            [
+                str(tmp_path / "v.jsonl"),
+                "--arms",
+                "model,rules",
+                "--same",
+                str(out.with_suffix(".same.json")),
+                "--out",
+                str(summary),
+            ]
+        )
+        == 0
+    )
+    rows = json.loads((summary / "summary.json").read_text())["rows"]
+    assert rows["t1/r0s0"]["rules"]["eager"] == 1.5 and "t2/r0s0" not in rows  # t2 was never judged

@@ -77,3 +77,28 @@ def test_tasks_selects_a_level_of_the_run(tmp_path: Path) -> None:
     assert arms.main([str(path), "--arms", "old,new", "--tasks", "L1/", "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert list(summary["rows"]) == ["L1/Sum"] and summary["new"]["tasks"] == 1
+
+
+def test_an_arm_with_several_candidates_of_a_task_keeps_the_faster_strictly_correct_one(
+    tmp_path: Path, capsys
+) -> None:  # noqa: ANN001
+    """autotune's two cuts (or n samples) in one arm: the cell is the one the graph's select keeps."""
+    lines = [
+        _verdict("zero_shot:L2/Fused|Fused/r0s0/auto", eager=0.8),
+        _verdict("zero_shot:L2/Fused|Fused/r0s0-moderate/auto", eager=1.3),
+        _verdict(
+            "zero_shot:L2/Fused|Fused/r0s0-moderate/auto", verdict="wrong_output", eager=1.3
+        ),  # judged again
+        _verdict("zero_shot:L2/Other|Other/r0s0/auto", eager=1.6),
+        _verdict("zero_shot:L2/Other|Other/r0s0-moderate/auto", verdict="wrong_output", eager=9.0),
+        _verdict("zero_shot:L2/Fused|Fused/r0s0/rules", eager=0.9),
+    ]
+    path = tmp_path / "v.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in lines))
+    out = tmp_path / "out"
+    assert arms.main([str(path), "--arms", "auto,rules", "--out", str(out)]) == 0
+    rows = json.loads((out / "summary.json").read_text())["rows"]
+    assert rows["L2/Fused"]["auto"]["eager"] == 0.8 and rows["L2/Fused"]["auto"]["kept"] == "r0s0"
+    assert rows["L2/Other"]["auto"]["eager"] == 1.6 and rows["L2/Other"]["auto"]["kept"] == "r0s0"
+    assert "kept" not in rows["L2/Fused"]["rules"]
+    assert "| L2/Fused | correct (r0s0) | 0.80x |" in capsys.readouterr().out

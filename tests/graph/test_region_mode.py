@@ -562,3 +562,42 @@ def test_the_framework_runs_a_body_on_its_ruled_shape_unless_told_first(
     (candidate,) = state["candidates"]
     assert candidate["ruled"] == ({"r0": "blocked"} if launch == "ruled" else {})
     assert ("block=(256, 1, 1)" in candidate["code"]) is (launch == "ruled") and candidate["shapes"] == {}
+
+
+def test_autotune_writes_both_cuts_keeps_the_faster_and_refines_only_the_cut_that_won(
+    scripted, kernelbench_dir: Path
+) -> None:
+    """Level 2's problem 9 is one fused product region at the aggressive cut and an epilogue map beside
+    cuBLAS at the moderate one: autotune writes both (the rules' bodies here), each the program its own
+    ambition writes, and select keeps the faster right one; the next round writes only that cut."""
+    scripted(lambda m, kw: pytest.fail("the model was asked"))
+    task = problem_to_dict(load_problem(kernelbench_dir / "level2/9_Matmul_Subtract_Multiply_ReLU.py"))
+
+    def judge(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        sent.append([j["job_id"].rsplit("/", 1)[-1] for j in jobs])
+        return [_timed(j, ok=True, ms=2.0 if j["job_id"].endswith("-moderate") else 4.0) for j in jobs]
+
+    sent: list[list[str]] = []
+    with EVALUATOR.use(judge):
+        ctx = Context(ambition="autotune", writer="rules", rounds=2, stop_on="rounds")
+        state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
+    assert sent[0] == ["r0s0", "r0s0-moderate"]  # round 1's program is round 0's: its verdict is reused
+    assert [c["id"] for c in state["candidates"] if c["round"] == 1] == ["r1s0-moderate"]
+    first = {c["id"]: c for c in state["candidates"] if c["round"] == 0}
+    assert {c["ambition"] for c in first.values()} == {"aggressive", "moderate"}
+    assert state["best"]["id"] == "r0s0-moderate" and state["best"]["ambition"] == "moderate"
+    for cut, cid in (("aggressive", "r0s0"), ("moderate", "r0s0-moderate")):
+        alone, _ = _zero_shot_judged_right(task, Context(ambition=cut, writer="rules"))
+        assert first[cid]["code"] == alone["best"]["code"]  # the cut's program, byte for byte
+    assert first["r0s0"]["code"] != first["r0s0-moderate"]["code"]
+    _documented(state["candidates"])
+
+
+def test_autotune_writes_a_cut_once_where_both_offer_the_same_regions(scripted, task) -> None:
+    """A matrix-scalar product is one map at either cut: the moderate branch writes nothing and says so."""
+    model = scripted(lambda m, kw: "```cuda\nfloat t1 = A * s;\n```")
+    state, seen = _zero_shot_judged_right(task, Context(ambition="autotune"))
+    assert len(model.calls) == 1 and [c["id"] for c in state["candidates"]] == ["r0s0"]
+    assert len(seen) == 1 and state["best"]["ambition"] == "aggressive"
+    said = [e["outputs"] for e in state["events"] if e["node"] == "generate" and "same_as" in e["outputs"]]
+    assert said == [{"ambition": "moderate", "same_as": "aggressive"}]

@@ -23,7 +23,7 @@ def test_every_context_field_has_a_description_in_the_json_schema() -> None:
     assert set(schema["properties"]) == fields
     for name, prop in schema["properties"].items():
         assert len(prop.get("description", "")) > 20, name
-    assert schema["properties"]["ambition"]["enum"] == list(AMBITIONS)
+    assert schema["properties"]["ambition"]["enum"] == [*AMBITIONS, "autotune"]
     assert describe()["samples"].startswith("n:")
 
 
