@@ -19,6 +19,7 @@ from typing import Any
 
 from benchmarks.ruled import cell, counts, geomean, task_of
 from graph.runner.jsonl import read_jsonl
+from nodes.context import AUTOTUNE_CUTS
 
 
 def by_arm(verdicts: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -50,6 +51,14 @@ def copies(verdicts: list[dict[str, Any]], same: list[dict[str, str]]) -> list[d
         for copy, judged in mapping.items()
         if judged in by_id
     ]
+
+
+def by_cut(verdict: dict[str, Any]) -> dict[str, Any]:
+    """The verdict with its arm named by the autotune cut its candidate was written at (`…/r0s0/model` ->
+    `model.aggressive`, `…/r0s0-moderate/model` -> `model.moderate`): each cut alone, from the same run."""
+    stem, _, arm = str(verdict.get("job_id", "")).rpartition("/")
+    _, dash, cut = stem.rpartition("/")[2].partition("-")
+    return {**verdict, "job_id": f"{stem}/{arm}.{cut if dash else AUTOTUNE_CUTS[0]}"}
 
 
 def summarise(table: dict[str, dict[str, dict[str, Any]]], arms: list[str]) -> dict[str, Any]:
@@ -151,11 +160,16 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="a benchmarks.arm_jobs --once map (copy's id -> judged id): each copy takes that verdict",
     )
+    parser.add_argument(
+        "--by-cut",
+        action="store_true",
+        help="an autotune run's cuts as arms of their own: ARM.aggressive, ARM.moderate (in --arms)",
+    )
     args = parser.parse_args(argv)
     arms = [a for a in args.arms.split(",") if a]
     judged = [v for path in args.verdicts for v in read_jsonl(path)]
     verdicts = [
-        v
+        by_cut(v) if args.by_cut else v
         for v in judged + copies(judged, [json.loads(p.read_text()) for p in args.same])
         if task_of(str(v.get("job_id", ""))).startswith(args.tasks)
     ]

@@ -102,3 +102,23 @@ def test_an_arm_with_several_candidates_of_a_task_keeps_the_faster_strictly_corr
     assert rows["L2/Other"]["auto"]["eager"] == 1.6 and rows["L2/Other"]["auto"]["kept"] == "r0s0"
     assert "kept" not in rows["L2/Fused"]["rules"]
     assert "| L2/Fused | correct (r0s0) | 0.80x |" in capsys.readouterr().out
+
+
+def test_by_cut_makes_each_autotune_cut_an_arm_of_its_own(tmp_path: Path) -> None:
+    lines = [
+        _verdict("zero_shot:L2/Fused|Fused/r0s0/auto", eager=0.8),
+        _verdict("zero_shot:L2/Fused|Fused/r0s0-moderate/auto", eager=1.3),
+        _verdict("zero_shot:L1/Mm|Mm/r0s0/auto", eager=0.6),  # one cut: both offered the same regions
+    ]
+    path = tmp_path / "v.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in lines))
+    out = tmp_path / "out"
+    assert (
+        arms.main([str(path), "--arms", "auto.aggressive,auto.moderate", "--by-cut", "--out", str(out)]) == 0
+    )
+    rows = json.loads((out / "summary.json").read_text())["rows"]
+    assert (
+        rows["L2/Fused"]["auto.aggressive"]["eager"] == 0.8
+        and rows["L2/Fused"]["auto.moderate"]["eager"] == 1.3
+    )
+    assert set(rows["L1/Mm"]) == {"auto.aggressive"}
