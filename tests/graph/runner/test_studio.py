@@ -87,7 +87,7 @@ def test_context_schema_shows_ambition_and_prompt_fields(server: str) -> None:
     for graph_id in GRAPHS:
         (assistant,) = client.assistants.search(graph_id=graph_id)
         schema = client.assistants.get_schemas(assistant["assistant_id"])["context_schema"]["properties"]
-        assert schema["ambition"]["enum"] == ["conservative", "moderate", "aggressive"]
+        assert schema["ambition"]["enum"] == ["conservative", "moderate", "aggressive", "autotune"]
         assert schema["prompts"]["type"] == "object" and schema["prompts"]["description"]
         assert {"samples", "rounds", "evaluator", "backend"} <= set(schema)
 
