@@ -2,7 +2,8 @@
 
 This module is the one source of the strategy names, every knob's default and its choices: graph.BUILDERS,
 graph.studio, nodes.presets and run.py read them from here. The ambition names are the standalone
-evaluator's (regions.model, where they choose which regions are offered).
+evaluator's (regions.model, where they choose which regions are offered), and `autotune`, which writes two
+of them (``Context.cuts``).
 
 Build it in Python (``Context(samples=4, ambition="conservative")``), from a preset
 (``Context(preset="repaired-agent")`` or ``Context.from_preset("naive-agent", rounds=5)``), from run.py, or
