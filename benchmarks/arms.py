@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.ruled import cell, counts, geomean, task_of
+from evaluator.verdict import best
 from graph.runner.jsonl import read_jsonl
 from nodes.context import AUTOTUNE_CUTS
 
@@ -25,7 +26,7 @@ from nodes.context import AUTOTUNE_CUTS
 def by_arm(verdicts: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Task -> arm -> its cell, for every job id ending in `/<arm>` (the last verdict of a job wins). Where
     an arm holds several candidates of a task (n samples, autotune's two cuts), its cell is the one the
-    graph's select keeps: strictly correct first, then the fastest over eager."""
+    graph's select keeps (evaluator.verdict.best: strictly correct first, then the fastest over eager)."""
     last = {str(v.get("job_id", "")): v for v in verdicts}
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for job_id, verdict in last.items():
@@ -34,7 +35,7 @@ def by_arm(verdicts: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[st
             grouped.setdefault((task_of(stem), arm), []).append(verdict)
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for (task, arm), candidates in grouped.items():
-        kept = max(candidates, key=lambda v: (cell(v)["strict"], cell(v)["eager"]))  # ties: the first
+        kept = best(candidates, lambda v: v) or candidates[0]
         # which of several it kept: the candidate id (`r0s0-moderate`: autotune's moderate cut)
         named = {"kept": str(kept["job_id"]).rsplit("/", 2)[-2]} if len(candidates) > 1 else {}
         table.setdefault(task, {})[arm] = cell(kept) | named

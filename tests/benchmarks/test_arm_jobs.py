@@ -72,7 +72,15 @@ def test_once_packs_a_shared_program_once_and_arms_gives_each_copy_its_verdict(t
     ]
     same = json.loads(out.with_suffix(".same.json").read_text())
     assert same == {"t1/r0s0/rules": "t1/r0s0/model"}
-    verdicts = [{"job_id": "t1/r0s0/model", "verdict": "correct", "counted": "strict", "speedup_eager": 1.5}]
+    verdicts = [
+        {
+            "job_id": "t1/r0s0/model",
+            "verdict": "correct",
+            "counted": "strict",
+            "correct_strict": True,
+            "speedup_eager": 1.5,
+        }
+    ]
     (tmp_path / "v.jsonl").write_text(json.dumps(verdicts[0]) + "\n")
     summary = tmp_path / "summary"
     assert (

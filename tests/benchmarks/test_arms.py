@@ -21,6 +21,7 @@ def _verdict(
         "job_id": job_id,
         "verdict": verdict,
         "counted": counted,
+        "correct_strict": verdict == "correct",  # as the evaluator writes it (select ranks by it)
         "speedup_eager": eager,
         "speedup_compile": compile_,
         "custom_kernel_share": share,
