@@ -23,22 +23,29 @@ from graph.runner.jsonl import read_jsonl
 from nodes.context import AUTOTUNE_CUTS
 
 
-def by_arm(verdicts: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Task -> arm -> its cell, for every job id ending in `/<arm>` (the last verdict of a job wins). Where
-    an arm holds several candidates of a task (n samples, autotune's two cuts), its cell is the one the
-    graph's select keeps (evaluator.verdict.best: strictly correct first, then the fastest over eager)."""
+def kept(
+    verdicts: list[dict[str, Any]], arms: list[str]
+) -> dict[tuple[str, str], tuple[dict[str, Any], int]]:
+    """(task, arm) -> the verdict the graph's select keeps among that arm's candidates of the task
+    (evaluator.verdict.best: strictly correct first, then the fastest over eager), and how many there
+    were; for every job id ending in `/<arm>` (the last verdict of a job wins)."""
     last = {str(v.get("job_id", "")): v for v in verdicts}
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for job_id, verdict in last.items():
         stem, _, arm = job_id.rpartition("/")
         if arm in arms:
             grouped.setdefault((task_of(stem), arm), []).append(verdict)
+    return {key: (best(found, lambda v: v) or found[0], len(found)) for key, found in grouped.items()}
+
+
+def by_arm(verdicts: list[dict[str, Any]], arms: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Task -> arm -> its cell; where an arm holds several candidates of a task (n samples, autotune's two
+    cuts, rounds), the one select keeps (`kept`), named."""
     table: dict[str, dict[str, dict[str, Any]]] = {}
-    for (task, arm), candidates in grouped.items():
-        kept = best(candidates, lambda v: v) or candidates[0]
+    for (task, arm), (verdict, count) in kept(verdicts, arms).items():
         # which of several it kept: the candidate id (`r0s0-moderate`: autotune's moderate cut)
-        named = {"kept": str(kept["job_id"]).rsplit("/", 2)[-2]} if len(candidates) > 1 else {}
-        table.setdefault(task, {})[arm] = cell(kept) | named
+        named = {"kept": str(verdict["job_id"]).rsplit("/", 2)[-2]} if count > 1 else {}
+        table.setdefault(task, {})[arm] = cell(verdict) | named
     return table
 
 
@@ -60,6 +67,14 @@ def by_cut(verdict: dict[str, Any]) -> dict[str, Any]:
     stem, _, arm = str(verdict.get("job_id", "")).rpartition("/")
     _, dash, cut = stem.rpartition("/")[2].partition("-")
     return {**verdict, "job_id": f"{stem}/{arm}.{cut if dash else AUTOTUNE_CUTS[0]}"}
+
+
+def by_round(verdict: dict[str, Any]) -> dict[str, Any]:
+    """The verdict with its arm named by the round its candidate was written in (`…/r1s0/model` ->
+    `model.r1`): a refining run's first answers against its later ones, from the same GPU run."""
+    stem, _, arm = str(verdict.get("job_id", "")).rpartition("/")
+    candidate = stem.rpartition("/")[2]
+    return {**verdict, "job_id": f"{stem}/{arm}.{candidate.partition('s')[0]}"}
 
 
 def summarise(table: dict[str, dict[str, dict[str, Any]]], arms: list[str]) -> dict[str, Any]:
@@ -166,11 +181,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="an autotune run's cuts as arms of their own: ARM.aggressive, ARM.moderate (in --arms)",
     )
+    parser.add_argument(
+        "--by-round",
+        action="store_true",
+        help="a refining run's rounds as arms of their own: ARM.r0, ARM.r1, ... (in --arms)",
+    )
     args = parser.parse_args(argv)
+    if args.by_cut and args.by_round:
+        parser.error("--by-cut and --by-round name the arms two ways: give one")
     arms = [a for a in args.arms.split(",") if a]
     judged = [v for path in args.verdicts for v in read_jsonl(path)]
+    split = by_cut if args.by_cut else by_round if args.by_round else None
     verdicts = [
-        by_cut(v) if args.by_cut else v
+        split(v) if split else v
         for v in judged + copies(judged, [json.loads(p.read_text()) for p in args.same])
         if task_of(str(v.get("job_id", ""))).startswith(args.tasks)
     ]

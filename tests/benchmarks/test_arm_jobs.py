@@ -99,3 +99,41 @@ def test_once_packs_a_shared_program_once_and_arms_gives_each_copy_its_verdict(t
     )
     rows = json.loads((summary / "summary.json").read_text())["rows"]
     assert rows["t1/r0s0"]["rules"]["eager"] == 1.5 and "t2/r0s0" not in rows  # t2 was never judged
+
+
+def test_kept_sends_only_the_candidate_select_keeps_of_each_task_and_arm(tmp_path: Path) -> None:
+    ids = ["L2/A|A/r0s0", "L2/A|A/r0s0-moderate", "L2/B|B/r0s0", "L2/B|B/r0s0-moderate"]
+    model, rules = _run(tmp_path, "model", ids), _run(tmp_path, "rules", ids)
+
+    def verdict(job_id: str, eager: float, strict: bool = True) -> dict:
+        return {
+            "job_id": job_id,
+            "verdict": "correct" if strict else "wrong_output",
+            "correct_strict": strict,
+            "speedup_eager": eager,
+        }
+
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text(
+        "".join(
+            json.dumps(v) + "\n"
+            for v in [
+                verdict("L2/A|A/r0s0/model", 0.8),
+                verdict("L2/A|A/r0s0-moderate/model", 1.2),
+                verdict("L2/B|B/r0s0/model", 1.9),
+                verdict("L2/B|B/r0s0-moderate/model", 2.5, strict=False),  # faster but wrong
+                verdict("L2/A|A/r0s0/rules", 1.1),
+                verdict("L2/A|A/r0s0-moderate/rules", 1.0),
+            ]
+        )
+    )
+    out = tmp_path / "kept.jsonl"
+    assert main([f"{model}:model", f"{rules}:rules", "--out", str(out), "--kept", str(earlier)]) == 0
+    assert [json.loads(line)["job_id"] for line in out.read_text().splitlines()] == [
+        "L2/A|A/r0s0-moderate/model",
+        "L2/B|B/r0s0/model",  # its faster moderate cut was wrong
+        "L2/A|A/r0s0/rules",  # rules' B had no verdict: not sent
+    ]
+    other = _run(tmp_path, "other", ["L3/C|C/r0s0"])
+    with pytest.raises(ValueError, match="keep none of its jobs"):
+        pack([(other, "model")], out, only={"L2/A|A/r0s0-moderate/model"})

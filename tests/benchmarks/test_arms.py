@@ -123,3 +123,23 @@ def test_by_cut_makes_each_autotune_cut_an_arm_of_its_own(tmp_path: Path) -> Non
         and rows["L2/Fused"]["auto.moderate"]["eager"] == 1.3
     )
     assert set(rows["L1/Mm"]) == {"auto.aggressive"}
+
+
+def test_by_round_makes_each_round_an_arm_and_the_plain_arm_keeps_the_best_of_them(tmp_path: Path) -> None:
+    lines = [
+        _verdict("iterative_refinement:L2/Fused|Fused/r0s0-moderate/auto", eager=1.2, ms=2.0),
+        _verdict("iterative_refinement:L2/Fused|Fused/r1s0-moderate/auto", eager=1.5, ms=1.6),
+        _verdict("iterative_refinement:L1/Mm|Mm/r0s0/auto", eager=0.6),
+        _verdict("iterative_refinement:L1/Mm|Mm/r1s0/auto", verdict="wrong_output", eager=0.9),
+    ]
+    path = tmp_path / "v.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in lines))
+    out = tmp_path / "out"
+    assert arms.main([str(path), "--arms", "auto.r0,auto.r1", "--by-round", "--out", str(out)]) == 0
+    rows = json.loads((out / "summary.json").read_text())["rows"]
+    assert rows["L2/Fused"]["auto.r0"]["eager"] == 1.2 and rows["L2/Fused"]["auto.r1"]["eager"] == 1.5
+    assert rows["L1/Mm"]["auto.r1"]["verdict"] == "wrong_output"
+    assert arms.main([str(path), "--arms", "auto", "--out", str(out)]) == 0
+    rows = json.loads((out / "summary.json").read_text())["rows"]
+    assert rows["L2/Fused"]["auto"]["kept"] == "r1s0-moderate"  # faster, strictly correct
+    assert rows["L1/Mm"]["auto"]["kept"] == "r0s0"  # the faster round-1 answer is wrong
