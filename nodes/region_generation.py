@@ -47,7 +47,7 @@ from regions.model import Region, RegionError
 from regions.offering import offered
 from regions.partition import costliest
 from regions.rules import rule_body
-from regions.shapes import FIRST, ruled_launch, shaped, shapes_for
+from regions.shapes import FIRST, FIRST_LAUNCH, ruled_launch, shaped, shapes_for
 
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5
@@ -154,11 +154,16 @@ def shape(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     if ctx.writer == "rules":  # the plain skeleton: the rules write no other launch shape
         return {"current": {"id": rid, "shape": chosen_launch(region, first, FIRST)[1]}}
     _, timing, before = _route(state, rid)
+    # where the framework ran the body on its ruled shape, that is the launch kept (the lines rewritten):
+    # offering it again as a move would write the same program
+    on = ((state.get("last") or {}).get("ruled") or {}).get(rid, "")
+    menu = [s for s, _ in shapes_for(region)]
     choice = choose_shape(
         region,
         before or "",
         timing,
-        [s for s, _ in shapes_for(region)],
+        [s for s in menu if s.name != on],
+        current=next((s.what for s in menu if s.name == on), FIRST_LAUNCH),
         prompts=ctx.prompts,
         ambition=ambition_of(state, ctx),
         seed=state["seed"] + 100 * state["order"].index(rid),

@@ -16,7 +16,7 @@ from typing import Any
 from nodes.model.llm import ChatBackend, shared_model
 from nodes.prompt_files import build_messages
 from regions.model import Region
-from regions.shapes import FIRST, Shape
+from regions.shapes import FIRST, FIRST_LAUNCH, Shape
 from regions.skeleton import c_names, step_code
 
 WHY = 160  # the reason's length bound: a small model's free text runs on
@@ -59,7 +59,7 @@ def choose_shape(
     timing: str,
     menu: list[Shape],
     *,
-    current: str = "one thread per output element or row",
+    current: str = FIRST_LAUNCH,
     model: ChatBackend | None = None,
     prompts: dict[str, str] | None = None,
     ambition: str = "moderate",

@@ -70,6 +70,7 @@ from regions.tiles import DOT_THREADS, TILE, blocked, blocked_fused, blocks, dot
 VECTOR = 4
 MAX_BLOCKS = 1 << 20  # the vector shape strides over its grid, as the first contracts do
 FIRST = "first"  # the first contract's shape: one thread per output element or row
+FIRST_LAUNCH = "one thread per output element or row"  # the first contract's launch, in words
 TILED, BLOCKED, SPLIT, DOT, CONV_BLOCKED = "tiled", "blocked", "split", "dot", "conv_blocked"
 BLOCKED_FUSED = "blocked_fused"
 VECTOR4, BLOCK_ROW, BLOCK_FOLD = "vector4", "block_row", "block_fold"

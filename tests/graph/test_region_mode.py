@@ -251,10 +251,13 @@ def _timed(job: dict[str, Any], ok: bool, ms: float) -> dict[str, Any]:
     return verdict
 
 
-@pytest.mark.parametrize("second_ok", [True, False])
+@pytest.mark.parametrize(("second_ok", "launch"), [(True, "ruled"), (False, "ruled"), (True, "first")])
 def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_faster(
-    scripted, task, second_ok
+    scripted, task, second_ok, launch
 ) -> None:
+    """The map ran on its ruled shape (vector4, the only shape of a map): that launch is kept and the lines
+    rewritten, with no shape to choose. On its first contract (`launch` first) the model is offered
+    vector4 and keeps the launch."""
     bodies = iter(["```cuda\nfloat t1 = A * s;\n```", "```cuda\nfloat t1 = __fmul_rn(A, s);\n```"])
     model = choosing(scripted(lambda m, kw: next(bodies)), "first")  # keep the launch, rewrite the lines
 
@@ -266,7 +269,7 @@ def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_fa
             for j in jobs
         ]
 
-    ctx = Context(rounds=2, stop_on="faster")
+    ctx = Context(rounds=2, stop_on="faster", launch=launch)
     with EVALUATOR.use(judge):
         state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     (first, second) = model.calls_for("generate")
@@ -278,11 +281,20 @@ def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_fa
     assert state["feedback"]["regions"]["r0"]["route"] == "optimise"
     kept = "float t1 = __fmul_rn(A, s);" if second_ok else "float t1 = A * s;"
     assert state["best"]["bodies"] == {"r0": kept}
-    (choice,) = model.calls_for("shape")  # the model was offered vector4 and kept the launch
-    assert "- vector4: four consecutive elements per thread" in choice[0][-1]["content"]
-    assert state["candidates"][1]["shape_choices"] == {
-        "r0": {"shape": "first", "why": "scripted", "valid": True}
-    }
+    assert (
+        [c["ruled"] for c in state["candidates"]] == [{"r0": "vector4"}] * 2
+        if launch == "ruled"
+        else [{}] * 2
+    )
+    if launch == "ruled":  # offering vector4 again would write the same program
+        assert not model.calls_for("shape")
+        why = "no other launch shape fits this region"
+    else:
+        (choice,) = model.calls_for("shape")  # the model was offered vector4 and kept the launch
+        assert "- vector4: four consecutive elements per thread" in choice[0][-1]["content"]
+        assert "(one thread per output element or row)" in choice[0][-1]["content"]
+        why = "scripted"
+    assert state["candidates"][1]["shape_choices"] == {"r0": {"shape": "first", "why": why, "valid": True}}
     _documented(state["candidates"])
 
 
@@ -400,6 +412,13 @@ def test_fast_second_moves_a_correct_product_onto_the_tiles_the_model_chose(
         "they take 4 ms per call" in choice[0][-1]["content"]
         and "- tiled: 2-D blocks" in choice[0][-1]["content"]
     )
+    # it ran on the ruled register-blocked shape: keeping that launch is the first line, not a move
+    assert state["candidates"][0]["ruled"] == {"r0": "blocked"}
+    assert (
+        "- first: keep the current launch and rewrite the lines to run faster (blocks of 256 threads"
+        in (choice[0][-1]["content"])
+    )
+    assert "- blocked:" not in choice[0][-1]["content"]
     assert "tile_a" not in first[0][-1]["content"]
     assert ("tile_a" in second[0][-1]["content"]) is tiles_ok  # round 2: on the tiles, or back off them
     shapes = [c["shapes"] for c in state["candidates"]]
