@@ -26,7 +26,15 @@ from langgraph.runtime import Runtime
 from nodes.context import Context, settings
 from nodes.generation import ambition_of, candidate_id, sample_seed
 from nodes.model.llm import Completion, shared_model
-from nodes.prompt_files import fragment
+from nodes.region_parts import (
+    contract_on,
+    offered_parts,
+    prompt_context,
+    regions_by_id,
+    route_of,
+    routes_from,
+    same_cut,
+)
 from nodes.region_writer import (
     RegionAttempt,
     answer,
@@ -44,10 +52,9 @@ from regions.check import check, extract_body, same_code
 from regions.contract import Contract
 from regions.emulate import judged_on_cpu, small_twin
 from regions.model import Region, RegionError
-from regions.offering import offered
 from regions.partition import costliest
 from regions.rules import rule_body
-from regions.shapes import FIRST, FIRST_LAUNCH, ruled_launch, shaped, shapes_for
+from regions.shapes import FIRST, FIRST_LAUNCH, ruled_launch, shapes_for
 
 # Samples after the greedy one; in the probe, T = 0.7 scored 8.75/20 a sample where greedy scored 14/20.
 SAMPLE_TEMPERATURE = 0.5
@@ -63,11 +70,11 @@ def offer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
         reason = "region kernels need CUDA; the cpu backend judges whole C++ programs"
         return {"fallback": f"region mode unavailable, a whole program instead: {reason}"}
     try:
-        parts, _ = _parts(state, ctx)
+        parts, _ = offered_parts(state, ctx)
     except RegionError as exc:
         return {"fallback": f"region mode unavailable, a whole program instead: {exc}"}
     round_, sample = state.get("round", 0), state["sample"]
-    if _same_cut(state, ctx, parts):  # autotune: this cut offers the lead cut's regions, written already
+    if same_cut(state, ctx, parts):  # autotune: this cut offers the lead cut's regions, written already
         said = {"ambition": ambition_of(state, ctx), "same_as": ctx.lead}
         trace = event(
             "generate", round_, sample=sample, seconds=0.0, inputs={"format": "regions"}, outputs=said
@@ -79,7 +86,7 @@ def offer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
         "temperature": 0.0 if (sample, round_) == (0, 0) else min(ctx.temperature, SAMPLE_TEMPERATURE),
         "order": [region.id for region, _ in parts],
         "at": 0,
-        "routes": _routes(state.get("feedback"), state.get("last")),
+        "routes": routes_from(state.get("feedback"), state.get("last")),
         "current": None,
         "written": {},
         "twins": {},
@@ -101,7 +108,7 @@ def prepare(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     """Give each region, in order, the body the framework can give without the model; stop at the first
     region the model must write (or choose a launch shape for), or after the last."""
     ctx = settings(runtime)
-    parts = dict(_by_id(state, ctx))
+    parts = dict(regions_by_id(state, ctx))
     before_shapes = ((state.get("last") or {}).get("shapes")) or {}
     written, shaped_now = dict(state["written"]), dict(state["shaped"])
     reused = dict(state["reused"])
@@ -109,7 +116,7 @@ def prepare(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     while at < len(state["order"]):
         rid = state["order"][at]
         region, first = parts[rid]
-        route, _, before = _route(state, rid)
+        route, _, before = route_of(state, rid)
         if current and current["id"] == rid and "shape" in current:  # the model chose its launch
             shape = current["shape"]
         else:
@@ -117,7 +124,7 @@ def prepare(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
             if launch is None:
                 return _stop(written, shaped_now, reused, at, {"id": rid})  # the model chooses first
             shape = launch[1]
-        contract = _contract(region, first, shape)
+        contract = contract_on(region, first, shape)
         if shape:
             shaped_now[rid] = shape
         new = bool(shape) and before_shapes.get(rid) != shape
@@ -150,10 +157,10 @@ def shape(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     """The fast second: the model chooses how the region is launched, from the shapes that fit it."""
     ctx = settings(runtime)
     rid = state["current"]["id"]
-    region, first = dict(_by_id(state, ctx))[rid]
+    region, first = dict(regions_by_id(state, ctx))[rid]
     if ctx.writer == "rules":  # the plain skeleton: the rules write no other launch shape
         return {"current": {"id": rid, "shape": chosen_launch(region, first, FIRST)[1]}}
-    _, timing, before = _route(state, rid)
+    _, timing, before = route_of(state, rid)
     # where the framework ran the body on its ruled shape, that is the launch kept (the lines rewritten):
     # offering it again as a move would write the same program
     on = ((state.get("last") or {}).get("ruled") or {}).get(rid, "")
@@ -186,20 +193,20 @@ def write(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     a faster rewrite of a correct body."""
     ctx = settings(runtime)
     rid = state["current"]["id"]
-    region, first = dict(_by_id(state, ctx))[rid]
-    route, text, before = _route(state, rid)
+    region, first = dict(regions_by_id(state, ctx))[rid]
+    route, text, before = route_of(state, rid)
     if ctx.writer == "rules":
-        return _by_rule(state, region, _contract(region, first, state["current"]["shape"]))
+        return _by_rule(state, region, contract_on(region, first, state["current"]["shape"]))
     # A body the GPU found wrong is shown with what it said once; after that repair failed too, the model
     # is asked anew (sampled) without the wrong lines it would copy.
     shown = route in _REPAIRS and state.get("round", 0) < FRESH_ROUND
     messages = opening_messages(
-        _contract(region, first, state["current"]["shape"]),
+        contract_on(region, first, state["current"]["shape"]),
         ambition=ambition_of(state, ctx),
         prompts=ctx.prompts,
         previous=(before or "", text) if shown else None,
         optimise=(before, text) if route == "optimise" else None,
-        context=_context(state, ctx, region),
+        context=prompt_context(state, ctx, region),
     )
     return _ask(state, messages, repairing=route in (*_REPAIRS, "optimise"))
 
@@ -210,12 +217,12 @@ def check_answer(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any
     ctx = settings(runtime)
     current = state["current"]
     rid = current["id"]
-    region, first = dict(_by_id(state, ctx))[rid]
-    contract = _contract(region, first, current["shape"])
+    region, first = dict(regions_by_id(state, ctx))[rid]
+    contract = contract_on(region, first, current["shape"])
     known = state["attempts"].get(rid)
     attempt = RegionAttempt(**known) if known else RegionAttempt("", "", ok=False, errors="", rounds=0)
     reply = Completion(**current["reply"])
-    route, text, before = _route(state, rid)
+    route, text, before = route_of(state, rid)
     # the body the GPU judged wrong, if it was judged on this contract (not on a launch shape left since)
     judged_here = (
         route in _REPAIRS and ((state.get("last") or {}).get("shapes") or {}).get(rid, "") == current["shape"]
@@ -262,16 +269,16 @@ def repair(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
     """A repair of the failed answer, shown its error line and a caret, sampled with temperature."""
     ctx = settings(runtime)
     rid = state["current"]["id"]
-    region, first = dict(_by_id(state, ctx))[rid]
+    region, first = dict(regions_by_id(state, ctx))[rid]
     if ctx.writer == "rules":
-        return _by_rule(state, region, _contract(region, first, state["current"]["shape"]))
+        return _by_rule(state, region, contract_on(region, first, state["current"]["shape"]))
     attempt = RegionAttempt(**state["attempts"][rid])
     messages = next_messages(
-        _contract(region, first, state["current"]["shape"]),
+        contract_on(region, first, state["current"]["shape"]),
         attempt,
         ambition=ambition_of(state, ctx),
         prompts=ctx.prompts,
-        context=_context(state, ctx, region),
+        context=prompt_context(state, ctx, region),
         fresh=attempt.rounds >= REPAIRS,  # the last local repair asks anew
     )
     return _ask(state, messages, repairing=True)
@@ -280,7 +287,7 @@ def repair(state: RegionDraft, runtime: Runtime[Context]) -> dict[str, Any]:
 def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generated:
     """The candidate: the framework's program around the written bodies, and the trace event."""
     ctx = settings(runtime)
-    parts = _by_id(state, ctx)
+    parts = regions_by_id(state, ctx)
     by_id = dict(parts)
     written, ruled_now = [], {}
     for rid in state["order"]:
@@ -289,13 +296,13 @@ def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generat
         ruled = ruled_launch(region, done["body"]) if not done["shape"] and ctx.launch == "ruled" else None
         if ruled:
             ruled_now[rid] = ruled[0]
-        contract = ruled[1] if ruled else _contract(region, first, done["shape"])
+        contract = ruled[1] if ruled else contract_on(region, first, done["shape"])
         written.append(Written(region, contract, done["body"]))
     attempts = {rid: RegionAttempt(**a) for rid, a in state["attempts"].items()}
     choices = state["choices"]
     round_, sample = state.get("round", 0), state["sample"]
     answers = "\n\n".join(f"// region {rid}\n{a.history[-1]['answer']}" for rid, a in attempts.items())
-    _, shares = _parts(state, ctx)
+    _, shares = offered_parts(state, ctx)
     candidate: Candidate = {
         "id": candidate_id(state, ctx),
         "round": round_,
@@ -385,73 +392,3 @@ def _stop(
     current: dict[str, Any] | None,
 ) -> dict[str, Any]:
     return {"written": written, "shaped": shaped_now, "reused": reused, "at": at, "current": current}
-
-
-def _parts(state: RegionDraft, ctx: Context) -> tuple[list[tuple[Region, Contract]], dict[str, float]]:
-    """The offered regions with their first contracts (narrowed to the agent's plan where it chose among
-    them), and each region's measured share of the reference's time where profiled."""
-    parts, shares = offered(state["task"]["source"], ambition_of(state, ctx), state.get("profile") or {})
-    notes = _planned(state.get("plan"))
-    if notes:
-        parts = [(region, contract) for region, contract in parts if region.id in notes] or parts
-    return parts, shares
-
-
-def _same_cut(state: RegionDraft, ctx: Context, parts: list[tuple[Region, Contract]]) -> bool:
-    """Whether this branch's cut (not the lead) offers exactly the regions and contracts the lead cut
-    offers, so its candidate would be the lead's written again (a level-1 product is one region in both)."""
-    if ambition_of(state, ctx) == ctx.lead:
-        return False
-    try:
-        return parts == _parts({**state, "ambition": ctx.lead}, ctx)[0]
-    except RegionError:
-        return False
-
-
-def _by_id(state: RegionDraft, ctx: Context) -> list[tuple[str, tuple[Region, Contract]]]:
-    return [(region.id, (region, contract)) for region, contract in _parts(state, ctx)[0]]
-
-
-def _contract(region: Region, first: Contract, shape_: str) -> Contract:
-    """The region's contract on its launch shape ("" for its first contract)."""
-    return shaped(region, shape_) if shape_ else first
-
-
-def _route(state: RegionDraft, rid: str) -> tuple[str, str, str | None]:
-    route, text, before = state["routes"].get(rid, ("fresh", "", None))
-    return route, text, before
-
-
-def _planned(plan: dict[str, Any] | None) -> dict[str, str]:
-    """Region id -> its plan line, from a region analysis (nothing from a program plan or none)."""
-    return {str(p["id"]): str(p.get("plan") or "") for p in (plan or {}).get("regions") or []}
-
-
-def _context(state: RegionDraft, ctx: Context, region: Region) -> str:
-    """What the prompt carries under the region's facts: its measured weight (profiling_guided's profile),
-    the analysis's plan line and kernel-only examples of its kind (the agent); nothing without them."""
-    profile = state.get("profile") or {}
-    share = _parts(state, ctx)[1].get(region.id)
-    plan = _planned(state.get("plan")).get(region.id, "")
-    examples = [e["text"] for e in state.get("examples") or [] if e.get("region") == region.id]
-    parts = []
-    if share is not None:
-        values = {"percent": f"{100 * share:.0f}", "device": profile.get("device") or "the profiled device"}
-        parts.append(fragment("region/share", values))
-    if plan:
-        parts.append(fragment("region/plan", {"plan": plan}))
-    parts += [fragment("region/example", {"example": text}) for text in examples]
-    return "\n\n".join(parts)
-
-
-def _routes(feedback: dict[str, Any] | None, last: dict[str, Any] | None) -> dict[str, list[Any]]:
-    """Region id -> [route, what triage said, its body last round], from the region triage of the last
-    candidate (nodes.region_triage); nothing in the first round or after a whole-program candidate."""
-    if not feedback or feedback.get("source") != "regions" or not last or "bodies" not in last:
-        return {}
-    bodies = last["bodies"]
-    return {
-        rid: [r["route"], r.get("text", ""), bodies[rid]]
-        for rid, r in (feedback.get("regions") or {}).items()
-        if rid in bodies
-    }

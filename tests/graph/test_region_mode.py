@@ -358,7 +358,7 @@ def test_a_region_no_contract_fits_is_left_to_pytorch_and_the_others_are_still_o
     """A vector norm of order 3 has no reduce contract (orders 1 and 2 are decomposed into sums): at
     moderate ambition the task does not fall back to a whole program; the two map regions around it are
     offered and the norm is PyTorch's."""
-    from nodes.region_generation import offered
+    from regions.offering import offered
 
     parts, _ = offered(VECTOR_NORM, "moderate")
     assert [(region.id, region.kind) for region, _ in parts] == [("r0", "map"), ("r2", "map")]
