@@ -1,5 +1,6 @@
 """The blocked shape of a convolution (regions.shapes offers it): the convolution as an implicit matrix
-product, register-blocked as regions.tiles blocks the matmul family (Inductor and cuDNN's implicit GEMM).
+product, register-blocked as regions.blocked_tiles blocks the matmul family (Inductor and cuDNN's
+implicit GEMM).
 
 Rows are the output channels of one group (M), columns the output's (batch, position) pairs (N), and K
 the group's input channels times the filter's taps. A block of THREADS threads owns a tile of 16·PM rows
@@ -24,10 +25,11 @@ which 2 read 0). The body's tap loops run to the phase's count; x and w read tha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import prod
 
+from regions.blocked_tiles import LANES, framework_sum, owned
 from regions.contraction import CONV, ConvGeometry, conv_geometry
+from regions.conv_cut import THREADS, Tile, conv_tile
 from regions.epilogue import Epilogue, split
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
@@ -42,15 +44,8 @@ from regions.skeleton import (
     role_lines,
     step_code,
 )
-from regions.tiles import LANES, PER, TILE, blocks, framework_sum, owned
+from regions.tiles import blocks
 
-THREADS = TILE * TILE
-SIDE_N = TILE * PER  # the columns a block of TILE x TILE threads owns
-NARROW = TILE * LANES // 2  # fewer output channels a group would leave half of such a block's rows idle
-MIN_ROWS = 16  # fewer leave most of a narrow block's rows idle: one thread an output
-SLICE = 8  # the K values a slice aims for: the fewest whole channels that reach it
-SHARED_FLOATS = 12 * 1024  # 48 KiB of static shared memory
-INT_LIMIT = 2**31  # staged offsets are 32-bit: a filter, a sample of the input and the columns below it
 # a bias read in the first slice alone: the body adds it to every slice's sum
 _FIRST_ONLY = (
     "struct kg_first_slice {  // a bias as the body reads it: its values in K's first slice, 0 after\n"
@@ -58,107 +53,6 @@ _FIRST_ONLY = (
     "    __device__ float operator[](int64_t k) const { return first ? p[k] : 0.0f; }\n};\n"
 )
 
-
-@dataclass(frozen=True)
-class _Phases:
-    """The stride's phases of a transposed convolution's outputs (per dimension: `stride` phases, each
-    reading `taps` of the filter's taps at `positions` output positions); one phase of the filter's own
-    taps elsewhere (a stride of 1)."""
-
-    stride: tuple[int, ...]
-    taps: tuple[int, ...]
-    positions: tuple[int, ...]
-
-    @property
-    def count(self) -> int:
-        return prod(self.stride)
-
-    @property
-    def split(self) -> bool:
-        return self.count > 1
-
-
-@dataclass(frozen=True)
-class _Tile:
-    """How the implicit product is cut: M rows (output channels a group) by N columns ((batch, position)
-    pairs of a phase), K = channels x a phase's taps in slices of `width` (`per_slice` whole channels), a
-    thread's `per_m` x `per_n` outputs in a block's `side_m` x `side_n` tile, `threads_n` threads along
-    its columns."""
-
-    rows: int
-    cols: int
-    phases: _Phases
-    per_m: int
-    per_slice: int
-    width: int
-    threads_n: int
-    per_n: int
-
-    @property
-    def taps(self) -> int:
-        return prod(self.phases.taps)
-
-    @property
-    def side_m(self) -> int:
-        return THREADS // self.threads_n * self.per_m
-
-    @property
-    def side_n(self) -> int:
-        return self.threads_n * self.per_n
-
-
-def _phases(geo: ConvGeometry, batch: int) -> _Phases:
-    """A transposed convolution's phases where it has a stride, dilation 1 and enough columns a phase to
-    fill a block; else one phase."""
-    unsplit = _Phases((1,) * geo.dims, geo.taps, geo.spatial_out)
-    if not geo.transposed or set(geo.dilation) != {1} or set(geo.stride) == {1}:
-        return unsplit
-    s = geo.stride
-    each = _Phases(
-        s,
-        tuple(-(-k // st) for k, st in zip(geo.taps, s, strict=True)),
-        tuple(-(-o // st) for o, st in zip(geo.spatial_out, s, strict=True)),
-    )
-    return each if batch * prod(each.positions) >= SIDE_N else unsplit
-
-
-def _tile(region: Region, geo: ConvGeometry) -> _Tile:
-    """The cut of the region's convolution; RegionError where no block's tile fills, a 32-bit offset could
-    overflow or a slice outgrows shared memory."""
-    batch = region.steps[0].out.shape[0]
-    phases = _phases(geo, batch)
-    rows, cols, taps = geo.per_group, batch * prod(phases.positions), prod(phases.taps)
-    per_m, threads_n, per_n = _layout(rows, cols)
-    if rows < MIN_ROWS or cols < threads_n * per_n:
-        raise RegionError(
-            f"{region.id}: {rows} output channels a group by {cols} outputs fill no block's tile"
-        )
-    filter_size = geo.in_channels * geo.per_group * prod(geo.taps)
-    if max(filter_size, geo.in_channels * prod(geo.spatial_in), cols) >= INT_LIMIT:
-        raise RegionError(f"{region.id}: too large for the blocked convolution's 32-bit offsets")
-    # equal slices: the most channels dividing the group's, up to the fewest that hold SLICE values
-    reach = min(geo.channels, -(-SLICE // taps))
-    per_slice = max(d for d in range(1, reach + 1) if geo.channels % d == 0)
-    tile = _Tile(rows, cols, phases, per_m, per_slice, per_slice * taps, threads_n, per_n)
-    if tile.width * (tile.side_m + LANES + tile.side_n + LANES) > SHARED_FLOATS:
-        raise RegionError(f"{region.id}: a slice of {tile.width} taps does not fit in shared memory")
-    return tile
-
-
-def _layout(rows: int, cols: int) -> tuple[int, int, int]:
-    """A thread's outputs along the rows, the block's threads along its columns, a thread's outputs along
-    them. TILE x TILE threads with 8 x 8 outputs each (4 x 8 under TILE * PER rows); for NARROW rows or
-    fewer, with enough columns, the fewest rows of threads whose 4 outputs each cover them, the block's
-    other threads along the columns (4 outputs each where 8 would pass THREADS columns, the most one
-    staging pass holds)."""
-    if rows >= TILE * PER:
-        return PER, TILE, PER
-    threads_m = 1 << max(0, -(-rows // LANES) - 1).bit_length()  # the power of two that covers rows / 4
-    threads_n = THREADS // threads_m
-    per_n = PER if threads_n * PER <= THREADS else LANES
-    if rows > NARROW or cols < threads_n * per_n:
-        return LANES, TILE, PER
-    return LANES, threads_n, per_n
 
 
 def conv_blocked(region: Region) -> Contract:
@@ -171,7 +65,7 @@ def conv_blocked(region: Region) -> Contract:
     fused = len(region.steps) > 1
     core, names, whole = split(region, names, "result") if fused else (region, names, Epilogue(region))
     geo = conv_geometry(core)
-    tile = _tile(region, geo)
+    tile = conv_tile(region, geo)
     x, w, *bias = core.inputs
     xn, wn = names[x.name], names[w.name]
     kernel = f"region_{region.id}"
@@ -263,7 +157,7 @@ def conv_blocked(region: Region) -> Contract:
     return contract
 
 
-def _position(tile: _Tile, column: str, pre: str) -> list[str]:
+def _position(tile: Tile, column: str, pre: str) -> list[str]:
     """Lines that place `column` (a (batch, position) pair of this block's phase): its batch `pre`b and
     output position `pre`p0, `pre`p1, ..."""
     ph = tile.phases
@@ -278,7 +172,7 @@ def _position(tile: _Tile, column: str, pre: str) -> list[str]:
     return lines
 
 
-def _output_place(geo: ConvGeometry, tile: _Tile, channels_out: int) -> tuple[str, str, str]:
+def _output_place(geo: ConvGeometry, tile: Tile, channels_out: int) -> tuple[str, str, str]:
     """The lines that place output column j, the test that (m, j) is an output, and its flat index."""
     if not tile.phases.split:  # the columns are the output's positions in order
         at = prod(geo.spatial_out)
@@ -291,7 +185,7 @@ def _output_place(geo: ConvGeometry, tile: _Tile, channels_out: int) -> tuple[st
     return lines, inside, index
 
 
-def _constant_rows(geo: ConvGeometry, tile: _Tile) -> list[str]:
+def _constant_rows(geo: ConvGeometry, tile: Tile) -> list[str]:
     """A convolution without padding, each thread staging every row of a slice for its column: the column's
     first input (kg_xs, -1 past the last column) and each row's offset from it (kg_dx, numbers a fully
     unrolled fetch folds into its loads) instead of an offset a row in registers."""
@@ -311,7 +205,7 @@ def _constant_rows(geo: ConvGeometry, tile: _Tile) -> list[str]:
     ]
 
 
-def _staging(geo: ConvGeometry, tile: _Tile, xn: str, wn: str) -> str:
+def _staging(geo: ConvGeometry, tile: Tile, xn: str, wn: str) -> str:
     """The kernel from its sizes to the slice loop's prefetch: the shared tiles, the phase, where each
     value this thread stages sits (once: a slice adds its first channel's offset), the registers of the
     sums and of the next slice, and each slice staged."""

@@ -6,10 +6,10 @@ fit its region (nodes.shape_choice) and never writes launch code. Each shape kee
 names, so a correct body moves to it unchanged (no model call) where it only reads through the accessors
 and the loaded values:
 
-- tiled, blocked, split and dot (a lone matmul-family product, regions.tiles): shared-memory tiles;
-  register blocking on top; that with K split over several blocks per output tile, for small outputs of
-  long sums; a block per output element, for outputs a few columns wide.
-- blocked_fused (a matmul-family product fused with its epilogue, regions.tiles): the blocked staging
+- tiled, blocked, split and dot (a lone matmul-family product, regions.tiles and regions.blocked_tiles):
+  shared-memory tiles; register blocking on top; that with K split over several blocks per output tile,
+  for small outputs of long sums; a block per output element, for outputs a few columns wide.
+- blocked_fused (a matmul-family product fused with its epilogue, regions.blocked_tiles): the blocked staging
   with the sum the framework's, then the body's epilogue steps once per output.
 - conv_blocked (a convolution of at least 32 output channels a group, alone or fused with its epilogue,
   regions.conv_tiles): the convolution as a register-blocked implicit product, staged a few whole input
@@ -47,9 +47,11 @@ from regions.block_fold import ROW_THREADS, block_fold, split_fold
 from regions.block_index import block_index
 from regions.block_row import block_rows, split_rows
 from regions.block_scan import block_scan
+from regions.blocked_tiles import blocked, blocked_fused, split
 from regions.check import check
 from regions.contraction import CONV
-from regions.conv_tiles import SIDE_N, THREADS, conv_blocked
+from regions.conv_cut import SIDE_N, THREADS
+from regions.conv_tiles import conv_blocked
 from regions.each_row import BLOCK, WIDE, each_row
 from regions.library import PRELUDE
 from regions.model import Region, RegionError
@@ -65,7 +67,7 @@ from regions.skeleton import (
     signature_line,
     step_code,
 )
-from regions.tiles import DOT_THREADS, TILE, blocked, blocked_fused, blocks, dot, split, tiled
+from regions.tiles import DOT_THREADS, TILE, blocks, dot, tiled
 
 VECTOR = 4
 MAX_BLOCKS = 1 << 20  # the vector shape strides over its grid, as the first contracts do

@@ -3,12 +3,12 @@ hangs and crashes are contained."""
 
 from __future__ import annotations
 
+from regions.blocked_tiles import split
 from regions.contract import render
 from regions.emulate import emulate
 from regions.model import Region, Step
 from regions.model import TensorInfo as T
 from regions.rules import rule_body
-from regions.tiles import split
 
 F = "float32"
 

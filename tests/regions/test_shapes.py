@@ -1,7 +1,7 @@
-"""Launch shapes (regions.shapes; the products' in regions.tiles): the first contract's body runs unchanged
-per shared-memory tile or register block (products), four elements a thread (maps) or a block a row
-(reductions); NVRTC compiles each here, the exported programs carry their blocks and grids, and on the GPU
-they are strictly correct."""
+"""Launch shapes (regions.shapes; the products' in regions.tiles and regions.blocked_tiles): the first
+contract's body runs unchanged per shared-memory tile or register block (products), four elements a thread
+(maps) or a block a row (reductions); NVRTC compiles each here, the exported programs carry their blocks
+and grids, and on the GPU they are strictly correct."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from evaluator.problem import load_problems
 from regions.block_fold import block_fold
+from regions.blocked_tiles import blocked, split
 from regions.check import check
 from regions.export import Written, export_program, region_markers
 from regions.model import RegionError
@@ -33,7 +34,7 @@ from regions.shapes import (
     shapes_for,
     vectorised,
 )
-from regions.tiles import TILE, blocked, dot, split, tiled
+from regions.tiles import TILE, dot, tiled
 from regions.trace import trace_problem
 
 SUM = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"

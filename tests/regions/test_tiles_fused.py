@@ -1,4 +1,4 @@
-"""The blocked shape of a product fused with its epilogue (regions.tiles.blocked_fused): the framework
+"""The blocked shape of a product fused with its epilogue (regions.blocked_tiles.blocked_fused): the framework
 sums each output on the register-blocked staging, and the body written on the first fused contract (the
 epilogue's steps from `result`) runs unchanged once per output. On the CPU the launch's blocks run as
 host threads that meet at __syncthreads (regions.emulate); on the GPU, the project's own fused product
@@ -13,6 +13,7 @@ import pytest
 from one_op import strictly_correct_on_gpu
 
 from evaluator.problem import load_problem
+from regions.blocked_tiles import BLOCK_K, FILL, PER, PER_LONG, RUN_SLICES, blocked_fused
 from regions.emulate import emulate
 from regions.export import Written
 from regions.model import RegionError
@@ -20,7 +21,7 @@ from regions.offering import offered
 from regions.reduce import LONG_SUM
 from regions.rules import rule_body
 from regions.shapes import BLOCKED, BLOCKED_FUSED, SPLIT, ruled_launch
-from regions.tiles import BLOCK_K, FILL, PER, PER_LONG, RUN_SLICES, TILE, blocked_fused
+from regions.tiles import TILE
 
 PRODUCT_TASKS = Path(__file__).resolve().parents[2] / "benchmarks" / "product_tasks"
 
