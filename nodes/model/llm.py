@@ -4,7 +4,8 @@ Every node of every strategy calls this model. A `Llama` is not thread-safe (Sen
 so calls are serialised; loading happens on first use so that `--help`, Studio's graph listing and tests
 with a scripted backend never pay for it. Structured replies use llama.cpp's JSON-schema grammars rather
 than tool calling. Each call reports its token counts and seconds, including how many prompt tokens were
-actually evaluated: back-to-back calls with a shared prefix reuse llama.cpp's KV cache.
+actually evaluated: back-to-back calls with a shared prefix reuse llama.cpp's KV cache. A free-text reply
+that falls into a loop is ended there (nodes.model.repetition).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from nodes.model.repetition import RepetitionGuard
 from nodes.model.source import ModelChoice, resolve_model
 
 DEFAULT_N_CTX = 16384
+REPETITION = "repetition"  # a Completion's finish_reason where the repetition guard ended the reply
 
 
 def cpu_threads() -> int:
@@ -38,7 +41,7 @@ class Completion:
     seconds: float
     prompt_eval_tokens: int = 0  # prompt tokens evaluated by this call; the rest came from the KV cache
     prompt_seconds: float = 0.0
-    finish_reason: str = ""
+    finish_reason: str = ""  # llama.cpp's ("stop", "length"), or REPETITION
 
     def usage(self) -> dict[str, Any]:
         """Everything but the text: what a trace or a result records about the call."""
@@ -108,6 +111,8 @@ class LlamaCppModel:
         stop: list[str] | None = None,
     ) -> Completion:
         response_format = {"type": "json_object", "schema": json_schema} if json_schema is not None else None
+        # a grammar decides where a JSON reply may end: the guard watches free text only
+        guard = RepetitionGuard(self._llama.token_eos()) if json_schema is None else None
         with self._lock:
             perf = _PerfCounter(self._llama)
             started = time.perf_counter()
@@ -118,6 +123,7 @@ class LlamaCppModel:
                 seed=seed,
                 stop=stop or [],
                 response_format=response_format,
+                logits_processor=_processors(guard),
             )
             seconds = time.perf_counter() - started
             prompt_eval_tokens, prompt_seconds = perf.prompt()
@@ -130,13 +136,22 @@ class LlamaCppModel:
             seconds=seconds,
             prompt_eval_tokens=prompt_eval_tokens,
             prompt_seconds=prompt_seconds,
-            finish_reason=choice.get("finish_reason") or "",
+            finish_reason=REPETITION if guard and guard.fired else choice.get("finish_reason") or "",
         )
         self.totals.add(completion)
         return completion
 
     def info(self) -> dict[str, Any]:
         return self.choice.describe() | {"n_ctx": self.n_ctx, "gpu_offload": self.gpu_offload}
+
+
+def _processors(guard: RepetitionGuard | None) -> Any:
+    """The logits processors of one call: the repetition guard where it watches."""
+    if guard is None:
+        return None
+    import llama_cpp
+
+    return llama_cpp.LogitsProcessorList([guard])
 
 
 class _PerfCounter:

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from nodes.model import llm
-from nodes.model.llm import Completion, LlamaCppModel, model_info, shared_model, use_model
+from nodes.model.llm import REPETITION, Completion, LlamaCppModel, model_info, shared_model, use_model
 from nodes.model.store import ModelStoreError, embedded_model_path
 
 pytestmark = pytest.mark.slow
@@ -49,6 +49,14 @@ def test_chat_returns_text_and_records_its_cost(model: LlamaCppModel) -> None:
     assert reply.seconds > 0
     assert model.totals.calls == calls_before + 1
     assert shared_model() is model  # one model per process
+
+
+def test_a_reply_that_loops_is_ended_early(model: LlamaCppModel) -> None:
+    line = "kg_mul_floats(\n"  # the fragment the 1.5B repeated on GoogleNet's convolution bodies
+    reply = model.chat(_ask(f"Copy this text exactly, nothing else:\n\n{line * 120}"), max_tokens=700)
+    assert reply.finish_reason == REPETITION
+    assert reply.text.startswith(line * 4)
+    assert reply.completion_tokens < 300  # cut long before max_tokens
 
 
 def test_json_schema_constrains_the_reply(model: LlamaCppModel) -> None:
