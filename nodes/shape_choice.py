@@ -46,9 +46,9 @@ def shape_schema(names: list[str]) -> dict[str, Any]:
     }
 
 
-def menu_text(current: str, menu: list[Shape]) -> str:
+def menu_text(menu: list[Shape]) -> str:
     """One line per choice: the current launch (kept, the lines rewritten) first, then each shape."""
-    lines = [f"- {FIRST}: keep the current launch and rewrite the lines to run faster ({current})"]
+    lines = [f"- {FIRST}: keep the current launch and rewrite the lines to run faster ({FIRST_LAUNCH})"]
     lines += [f"- {shape.name}: {shape.what}" for shape in menu]
     return "\n".join(lines)
 
@@ -59,7 +59,6 @@ def choose_shape(
     timing: str,
     menu: list[Shape],
     *,
-    current: str = FIRST_LAUNCH,
     model: ChatBackend | None = None,
     prompts: dict[str, str] | None = None,
     ambition: str = "moderate",
@@ -73,7 +72,7 @@ def choose_shape(
         "code": "\n".join(step_code(s, names) for s in region.steps),
         "body": body.strip("\n"),
         "timing": timing,
-        "menu": menu_text(current, menu),
+        "menu": menu_text(menu),
     }
     messages = build_messages("shape_choice", ambition, "cuda", prompts, values)
     options = [FIRST, *(s.name for s in menu)]

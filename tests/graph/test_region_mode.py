@@ -288,7 +288,7 @@ def test_fast_second_rewrites_a_correct_kernel_and_keeps_it_only_if_right_and_fa
     )
     if launch == "ruled":  # offering vector4 again would write the same program
         assert not model.calls_for("shape")
-        why = "no other launch shape fits this region"
+        why = "it runs on its ruled launch, vector4; the lines are rewritten"
     else:
         (choice,) = model.calls_for("shape")  # the model was offered vector4 and kept the launch
         assert "- vector4: four consecutive elements per thread" in choice[0][-1]["content"]
@@ -390,9 +390,10 @@ def test_aggressive_ambition_asks_for_a_product_with_its_epilogue_in_one_kernel(
 def test_fast_second_moves_a_correct_product_onto_the_tiles_the_model_chose(
     scripted, kernelbench_dir: Path, tiles_ok: bool
 ) -> None:
-    """Round 0 writes the product per element; in round 1's fast second the model chooses the tiled
-    shape, and its body runs there unchanged (no rewrite); round 2 asks the model for a faster body on the
-    tiles if they were right, and repairs on the first contract if the GPU found them wrong."""
+    """Round 0 writes the product per element, and it runs there (launch first); in round 1's fast second
+    the model chooses the tiled shape, and its body runs there unchanged (no rewrite); round 2 asks the
+    model for a faster body on the tiles if they were right, and repairs on the first contract if the GPU
+    found them wrong."""
     body = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
     model = choosing(scripted(lambda m, kw: f"```cuda\n{body}\n```"), "tiled")
     task = problem_to_dict(load_problem(kernelbench_dir / "level1/1_Square_matrix_multiplication_.py"))
@@ -403,28 +404,45 @@ def test_fast_second_moves_a_correct_product_onto_the_tiles_the_model_chose(
             _timed(j, ok=tiles_ok or not t, ms=2.0 if t else 4.0) for j, t in zip(jobs, on_tiles, strict=True)
         ]
 
-    ctx = Context(rounds=3, stop_on="faster")
+    ctx = Context(rounds=3, stop_on="faster", launch="first")
     with EVALUATOR.use(judge):
         state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
     first, second = model.calls_for("generate")
     (choice,) = model.calls_for("shape")  # asked once: a region stays on its shape while it is right
-    assert (
-        "they take 4 ms per call" in choice[0][-1]["content"]
-        and "- tiled: 2-D blocks" in choice[0][-1]["content"]
-    )
-    # it ran on the ruled register-blocked shape: keeping that launch is the first line, not a move
-    assert state["candidates"][0]["ruled"] == {"r0": "blocked"}
-    assert (
-        "- first: keep the current launch and rewrite the lines to run faster (blocks of 256 threads"
-        in (choice[0][-1]["content"])
-    )
-    assert "- blocked:" not in choice[0][-1]["content"]
+    menu = choice[0][-1]["content"]
+    assert "they take 4 ms per call" in menu and "- tiled: 2-D blocks" in menu and "- blocked: blocks" in menu
+    assert "- first: keep the current launch and rewrite the lines to run faster (one thread per" in menu
+    assert state["candidates"][0]["ruled"] == {}
     assert "tile_a" not in first[0][-1]["content"]
     assert ("tile_a" in second[0][-1]["content"]) is tiles_ok  # round 2: on the tiles, or back off them
     shapes = [c["shapes"] for c in state["candidates"]]
     assert shapes == ([{}, {"r0": "tiled"}, {"r0": "tiled"}] if tiles_ok else [{}, {"r0": "tiled"}, {}])
     assert ("block=(16, 16, 1)" in state["best"]["code"]) is tiles_ok
     _documented(state["candidates"])
+
+
+def test_fast_second_keeps_a_product_on_its_ruled_launch_and_asks_for_faster_lines(
+    scripted, kernelbench_dir: Path
+) -> None:
+    """A product body ran on its ruled register-blocked shape: the fast second offers no move (the other
+    shapes that fit were measured slower) and asks for faster lines, which run on that shape again."""
+    loop = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) "
+    bodies = iter(
+        f"```cuda\n{loop}{step}\n```"
+        for step in ("result += A(k) * B(k);", "result = fmaf(A(k), B(k), result);")
+    )
+    model = choosing(scripted(lambda m, kw: next(bodies)), "tiled")
+    task = problem_to_dict(load_problem(kernelbench_dir / "level1/1_Square_matrix_multiplication_.py"))
+    ctx = Context(rounds=2, stop_on="faster", emulate=False)
+    with EVALUATOR.use(lambda jobs: [_timed(j, ok=True, ms=2.0) for j in jobs]):
+        state = compile_graph("iterative_refinement").invoke({"task": task}, context=ctx)
+    assert not model.calls_for("shape")
+    _, second = model.calls_for("generate")
+    assert "You make one CUDA kernel faster" in second[0][0]["content"]
+    assert [c["ruled"] for c in state["candidates"]] == [{"r0": "blocked"}] * 2
+    assert "fmaf" in state["candidates"][1]["code"] and "block=(256, 1, 1)" in state["candidates"][1]["code"]
+    (why,) = [c["why"] for c in state["candidates"][1]["shape_choices"].values()]
+    assert why == "it runs on its ruled launch, blocked; the lines are rewritten"
 
 
 def test_a_body_that_does_not_move_is_rewritten_for_the_chosen_shape(scripted, kernelbench_dir: Path) -> None:
