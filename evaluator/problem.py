@@ -148,6 +148,17 @@ def load_problems(
     return problems
 
 
+def module_sizes(source: str) -> dict[str, int]:
+    """The problem's top-level integer sizes (`NAME = <int expression>`): what `shrink_problem` caps."""
+    sizes = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            value = _int_value(node.value)
+            if value is not None:
+                sizes[node.targets[0].id] = value
+    return sizes
+
+
 def shrink_problem(problem: Problem, cap: int = 64, **overrides: int) -> Problem:
     """Problem with module-level integer sizes capped at `cap` (or set by name), for CPU tests.
 

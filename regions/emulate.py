@@ -21,13 +21,15 @@ import contextlib
 import functools
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from evaluator.problem import ProblemError, problem_from_source, shrink_problem
+from evaluator.problem import ProblemError, module_sizes, problem_from_source, shrink_problem
 from regions.check import Checked
 from regions.contract import Contract, render
 from regions.model import Region, RegionError
 from regions.offering import cut
+from regions.reduce import LONG_SUM
 from regions.skeleton import kernel_params
 from regions.trace import trace_source
 
@@ -36,6 +38,7 @@ _NUMBER = re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?f?\b")
 OWN_SIZE = 1 << 22  # a region costing at most this (bytes moved, or flops) is emulated at its own size
 TWIN_SIZE = 1 << 28  # a shrunk twin costing more (sizes the shrink could not reach) is not emulated
 TIMEOUT_S = 60.0
+LONG_KEEP = 2 * LONG_SUM  # a long axis's length in a twin that keeps it long
 
 # CUDA's qualifiers defined away and what the host lacks of its math: every emulation's
 _HOST_COMMON = r"""#include <cmath>
@@ -161,7 +164,7 @@ def small_twin(source: str, region: Region, ambition: str = "moderate") -> tuple
     the ambition cuts. None when no shrink keeps the region as it is: the same id, kind, ops and literals
     (a scale of 1/sqrt(head size) changes with the size, and a body carries the one it was shown) and the
     same skeleton but for its numbers (a product over K > 4096 declares a double `result` the body adds to;
-    shrunk, its skeleton has a float one for the body to set, and the body would read garbage).
+    capped, its skeleton would have a float one for the body to set, so such a twin keeps K long: _shrunk).
     A body that hard-codes a size is right only at that size: the region's own size is tried first."""
     contract = render(region)
     if region.cost <= OWN_SIZE:
@@ -178,13 +181,25 @@ def _form(head: str) -> str:
     return _NUMBER.sub("#", head)
 
 
+def _shrunk(source: str) -> Iterator[str]:
+    """The problem shrunk, smallest first: every size capped (CAPS in turn), then each size past LONG_SUM
+    kept long (LONG_KEEP) beside the others at the smallest cap, so that a product or reduction over a long
+    axis keeps the double sum its skeleton declares there (a matrix times a vector of 1M terms: 16 rows of
+    8192, where capped it had a float one and no twin)."""
+    problem = problem_from_source(source)
+    for cap in CAPS:
+        yield shrink_problem(problem, cap=cap).source
+    for name, value in module_sizes(source).items():
+        if value > LONG_SUM:
+            yield shrink_problem(problem, cap=CAPS[0], **{name: min(value, LONG_KEEP)}).source
+
+
 @functools.lru_cache(maxsize=64)
 def _twin(
     source: str, rid: str, ops: tuple[object, ...], form: str, ambition: str
 ) -> tuple[Region, Contract] | None:
-    for cap in CAPS:
+    for small in _shrunk(source):
         try:
-            small = shrink_problem(problem_from_source(source), cap=cap).source
             with contextlib.redirect_stderr(io.StringIO()):  # fx's shape propagation prints what it raises
                 traced = trace_source(small)
             for twin in cut(traced, "aggressive" if ambition == "aggressive" else "moderate"):

@@ -181,18 +181,30 @@ def test_the_twin_is_the_region_itself_when_it_is_cheap_and_else_the_same_skelet
 
 
 def test_no_twin_where_shrinking_changes_a_literal_or_the_skeleton() -> None:
-    """A scale of 1/sqrt(size) changes with the size; a product over K > 4096 has a double accumulator
-    that its shrunk twin would not: a right body would be called wrong on either. Nor is a region the
-    shrink left at full size run on one CPU thread."""
+    """A scale of 1/sqrt(size) changes with the size: a right body would be called wrong on its twin. Nor
+    is a region the shrink left at full size run on one CPU thread."""
     from regions.emulate import small_twin
 
     scaled = _problem("x * (1.0 / math.sqrt(cols)) + w", "rows = 4096\ncols = 2048", TWO)
     assert small_twin(scaled, _only_region(scaled)) is None
-    long_k = _problem("torch.matmul(x, w)", "m = 64\nk = 8192", "torch.randn(m, k), torch.randn(k, m)")
-    region = _only_region(long_k)
-    assert region.kind == "contraction" and small_twin(long_k, region) is None
     unshrunk = _problem("x * 0.5 + w", "rows, cols = 8192, 8192", TWO)  # sizes the shrink cannot reach
     assert small_twin(unshrunk, _only_region(unshrunk)) is None
+
+
+def test_a_long_sum_keeps_its_length_in_the_twin() -> None:
+    """A product over K > 4096 declares a double accumulator; capped, its twin's K would not, so the twin
+    keeps K long (8192) and caps the rest. A body that unrolls a fixed count of terms instead of looping to
+    K (the 1.5B's rewrite of a matrix times a vector, judged wrong on the GPU) is caught there."""
+    from regions.emulate import LONG_KEEP, small_twin
+
+    long_k = _problem("torch.matmul(x, w)", "m = 2048\nk = 1048576", "torch.randn(m, k), torch.randn(k, 1)")
+    region = _only_region(long_k)
+    twin, contract = small_twin(long_k, region)
+    assert [tuple(t.shape) for t in twin.inputs] == [(16, LONG_KEEP), (LONG_KEEP, 1)]
+    loop = "for (int64_t k = 0; k < K; ++k) result += x(k) * w(k);"
+    assert "double result" in contract.head and emulate(twin, contract, loop).ok
+    unrolled = "\n".join(f"result += x({k}) * w({k});" for k in range(56))
+    assert not emulate(twin, contract, unrolled).ok
 
 
 def test_a_launch_of_blocks_runs_its_threads_together_and_adds_into_a_zeroed_output() -> None:
