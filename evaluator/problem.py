@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -150,13 +150,19 @@ def load_problems(
 
 def module_sizes(source: str) -> dict[str, int]:
     """The problem's top-level integer sizes (`NAME = <int expression>`): what `shrink_problem` caps."""
-    sizes = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            value = _int_value(node.value)
-            if value is not None:
-                sizes[node.targets[0].id] = value
-    return sizes
+    return {name: value for _, name, value in _sizes(ast.parse(source))}
+
+
+def _sizes(tree: ast.Module) -> Iterator[tuple[ast.Assign, str, int]]:
+    """Each top-level `NAME = <int expression>` with its name (the first, where several are assigned) and
+    value."""
+    for node in tree.body:
+        if not isinstance(node, ast.Assign) or node.end_lineno is None:
+            continue
+        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        value = _int_value(node.value)
+        if value is not None and names:
+            yield node, names[0], value
 
 
 def shrink_problem(problem: Problem, cap: int = 64, **overrides: int) -> Problem:
@@ -168,14 +174,8 @@ def shrink_problem(problem: Problem, cap: int = 64, **overrides: int) -> Problem
     tree = ast.parse(problem.source)
     lines = problem.source.splitlines(keepends=True)
     edits: list[tuple[int, int, int, int, str]] = []
-    for node in tree.body:
-        if not isinstance(node, ast.Assign) or node.end_lineno is None:
-            continue
-        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-        value = _int_value(node.value)
-        if value is None or not names:
-            continue
-        new = overrides.get(names[0], min(value, cap))
+    for node, name, value in _sizes(tree):
+        new = overrides.get(name, min(value, cap))
         if new != value:
             edits.append(
                 (
