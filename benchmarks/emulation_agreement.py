@@ -107,7 +107,7 @@ def replay(runs: list[tuple[Path, dict[str, dict[str, Any]]]], jsonl: Path) -> d
                 task = state.get("task") or {}
                 for candidate, gpu in judged(thread, state, verdicts):
                     try:
-                        cpu = cpu_verdict(task["source"], ambition, candidate)
+                        cpu = cpu_verdict(task["source"], candidate.get("ambition") or ambition, candidate)
                     except Exception as exc:  # a task region mode cannot trace here is not this question
                         cpu = {"cpu": "not emulated", "cpu_error": f"{type(exc).__name__}: {exc}"}
                     key = "not emulated" if cpu["cpu"] == "not emulated" else f"cpu {cpu['cpu']}, gpu {gpu}"

@@ -28,6 +28,7 @@ from evaluator.problem import ProblemError, module_sizes, problem_from_source, s
 from regions.check import Checked
 from regions.contract import Contract, render
 from regions.model import Region, RegionError
+from regions.narrowed import narrowed_regions
 from regions.offering import cut
 from regions.reduce import LONG_SUM
 from regions.skeleton import kernel_params
@@ -165,11 +166,29 @@ def small_twin(source: str, region: Region, ambition: str = "moderate") -> tuple
     (a scale of 1/sqrt(head size) changes with the size, and a body carries the one it was shown) and the
     same skeleton but for its numbers (a product over K > 4096 declares a double `result` the body adds to;
     capped, its skeleton would have a float one for the body to set, so such a twin keeps K long: _shrunk).
-    A body that hard-codes a size is right only at that size: the region's own size is tried first."""
+    Where no shrink of the problem reaches a product or convolution (sizes written into get_inputs or the
+    layers), the region narrowed on its own stands in (regions.narrowed). A body that hard-codes a size is
+    right only at that size: the region's own size is tried first."""
     contract = render(region)
     if region.cost <= OWN_SIZE:
         return region, contract
-    return _twin(source, region.id, _ops(region), _form(contract.head), ambition)
+    form = _form(contract.head)
+    return _twin(source, region.id, _ops(region), form, ambition) or _narrowed(region, form)
+
+
+def _narrowed(region: Region, form: str) -> tuple[Region, Contract] | None:
+    """The region narrowed on its own (regions.narrowed), where no shrink of the problem reaches it: the
+    first narrowing within TWIN_SIZE whose skeleton is the region's but for its numbers."""
+    for twin in narrowed_regions(region):
+        if twin.cost > TWIN_SIZE:
+            continue
+        try:
+            contract = render(twin)
+        except RegionError:
+            continue
+        if _form(contract.head) == form:
+            return twin, contract
+    return None
 
 
 def _ops(region: Region) -> tuple[object, ...]:

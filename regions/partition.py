@@ -170,14 +170,14 @@ def _region(
     steps = [traced.steps[n.name] for n in nodes]
     output = tensor_info(nodes[-1])
     cost = (
-        _flops(steps[0], inputs)
+        contraction_flops(steps[0], inputs)
         if kind == "contraction"
         else 4.0 * (sum(t.numel for t in inputs) + output.numel)
     )
     return Region(rid, kind, [n.name for n in nodes], inputs, output, steps, used, cost)
 
 
-def _flops(step: Step, inputs: list[TensorInfo]) -> float:
+def contraction_flops(step: Step, inputs: list[TensorInfo]) -> float:
     """2 x M x N x K for products; a convolution multiplies each output by in_channels/groups x kernel."""
     shapes = {t.name: t.shape for t in inputs}
     args = [shapes.get(a, ()) for a in step.args]

@@ -61,3 +61,17 @@ def test_agreement_counts_right_wrong_and_false_alarms(tmp_path: Path) -> None:
     rows = read_jsonl(out.with_suffix(".jsonl"))
     assert [r["candidate"] for r in rows] == ["r0s0", "r1s0", "r2s0", "r4s0"]  # r5s0 was never judged
     assert rows[1]["cpu_error"].startswith("r0: out[")
+
+
+def test_an_autotuned_run_emulates_each_candidate_at_its_own_cut(tmp_path: Path) -> None:
+    """autotune judges both cuts; each candidate names its own, which is what its bodies were written on."""
+    task = {"name": "Scaled_LeakyReLU_Shift", "source": TASK.read_text()}
+    thread = "zero_shot:L1/Scaled_LeakyReLU_Shift"
+    cut = {"ambition": "moderate"}
+    state = {"task": task, "candidates": [_candidate("r0s0", RIGHT, "correct") | cut]}
+    _run(tmp_path / "run", thread, state)
+    settings = tmp_path / "run" / "run.json"
+    settings.write_text(json.dumps({"context_fields": {"ambition": "autotune"}}))
+    out = tmp_path / "agreement.json"
+    assert main([str(tmp_path / "run"), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["total"] == {"cpu right, gpu correct": 1}
