@@ -4,8 +4,8 @@ emulation where shrinking the problem cannot reach the region.
 regions.emulate first shrinks the whole problem (its module-level sizes), which leaves alone every size
 written into get_inputs or a network's layers: an image side of 224, a ResNet's 64 to 512 channels, an MLP's
 16384 features. Those regions' first contracts had no CPU check at all (69 of 371 regions of the shared 30
-at both cuts, GoogleNet and ResNet101 left out: every one a convolution or a linear layer), and a body that
-indexes a raw pointer with the wrong stride reached the GPU (benchmarks/results/autotune_interleaved).
+at both cuts, GoogleNet and ResNet101 left out; 62 of them convolutions or linear layers), and a body that
+indexed a raw pointer with the wrong strides reached the GPU (benchmarks/results/autotune_interleaved).
 
 Here the region's core keeps what its body's loops run over (a convolution's input channels and kernel, a
 product's K) and loses what only multiplies the outputs: a convolution's batch and spatial sides, a
