@@ -1,5 +1,5 @@
-"""A product or convolution region narrowed on its own: the same steps on smaller operands, for the CPU
-emulation where shrinking the problem cannot reach the region.
+"""A region narrowed on its own: the same steps on smaller operands, for the CPU emulation where shrinking
+the problem cannot reach the region.
 
 regions.emulate first shrinks the whole problem (its module-level sizes), which leaves alone every size
 written into get_inputs or a network's layers: an image side of 224, a ResNet's 64 to 512 channels, an MLP's
@@ -7,12 +7,13 @@ written into get_inputs or a network's layers: an image side of 224, a ResNet's 
 at both cuts, GoogleNet and ResNet101 left out; 62 of them convolutions or linear layers), and a body that
 indexed a raw pointer with the wrong strides reached the GPU (benchmarks/results/autotune_interleaved).
 
-Here the region's core keeps what its body's loops run over (a convolution's input channels and kernel, a
-product's K) and loses what only multiplies the outputs: a convolution's batch and spatial sides, a
-product's batch, rows and columns. Every other input follows the output by PyTorch's own broadcasting
-(a residual of the output's shape shrinks with it, a per-channel bias does not). The step outputs' shapes
-come from running the steps on the meta device; the caller keeps a narrowed region only where its skeleton
-is the original's but for its numbers.
+A product or convolution keeps what its body's loops run over (a convolution's input channels and kernel,
+a product's K) and loses what only multiplies the outputs: a convolution's batch and spatial sides, a
+product's batch, rows and columns. Any other region is led by its widest input: its batch and then every
+other dim, or only its channels where a long reduced axis must keep its length. Every other input follows
+by PyTorch's own broadcasting (a residual of the output's shape shrinks with it, a per-channel bias keeps
+its 1s). The step outputs' shapes come from running the steps on the meta device; the caller keeps a
+narrowed region only where its skeleton is the original's but for its numbers.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ import torch
 
 from regions.contraction import CONV, MATMUL
 from regions.model import Region, Step
-from regions.partition import contraction_flops
+from regions.partition import region_cost
 
-SIDES = (4, 8, 16, 32)  # a convolution's spatial side, or a product's rows and columns, tried in turn
+SIDES = (4, 8, 16, 32)  # a side, channels, rows or columns at most, tried in turn
 BATCH = 2  # batch dimensions at most: two, so that a body's batch index is exercised
 _OPERANDS = MATMUL | {"torch.addmm", "torch.baddbmm"}
 
@@ -35,17 +36,64 @@ Shapes = dict[str, tuple[int, ...]]
 
 
 def narrowed_regions(region: Region) -> Iterator[Region]:
-    """The contraction region on smaller operands, smallest first; nothing for any other kind or where
-    the steps do not run on the narrowed shapes."""
-    if region.kind != "contraction":
-        return
+    """The region on smaller operands, smallest first; nothing where its steps do not run on them."""
+    kept = literal_sizes(region)
     for side in SIDES:
-        core = _core_shapes(region, side)
-        if core is None:
-            continue
-        twin = _propagated(region, core)
-        if twin is not None and _exercised(region.output.shape, twin.output.shape):
-            yield twin
+        if region.kind == "contraction":
+            core = _core_shapes(region, side)
+            twins = [] if core is None else [_propagated(region, _keeping(region, core, kept))]
+        else:
+            twins = [_led(region, side, every, kept) for every in (True, False)]
+        for twin in twins:
+            if twin is not None and _exercised(region.output.shape, twin.output.shape):
+                yield twin
+
+
+def literal_sizes(region: Region) -> set[int]:
+    """Sizes a step's number may stand for: n where it is n, 1/n, sqrt(n) or 1/sqrt(n) (an attention's
+    scale of 1/sqrt(head size), a mean written as a product with 1/n). A body shown the number may compute
+    it from the size instead, and would be wrong on a twin where that size shrank, so such dims keep
+    their length."""
+    sizes: set[int] = set()
+    for step in region.steps:
+        for value in (*step.args, *(v for _, v in step.kwargs)):
+            try:
+                number = abs(float(value))
+            except (TypeError, ValueError):
+                continue
+            if number in (0.0, float("inf")) or number != number:
+                continue
+            for n in (number, 1 / number, number * number, 1 / (number * number)):
+                if n >= 2 and abs(n - round(n)) <= 1e-4 * n:
+                    sizes.add(round(n))
+    return sizes
+
+
+def _keeping(region: Region, core: Shapes, kept: set[int]) -> Shapes:
+    """`core` with every dim whose length is one of `kept` at its length again."""
+    shapes = {t.name: t.shape for t in region.inputs}
+    return {
+        name: tuple(d if d in kept else n for d, n in zip(shapes[name], narrow, strict=True))
+        for name, narrow in core.items()
+    }
+
+
+def _led(region: Region, side: int, every: bool, kept: set[int]) -> Region | None:
+    """A map, reduction, scan or window narrowed by its widest input: its batch at most BATCH and each
+    other dim (with `every`; else only the next one, the channels, so that a long reduced axis keeps the
+    double sum its skeleton declares) at most `side`, every other input following that one as PyTorch
+    broadcasts it. Where a step's arguments name a narrowed size (a layer norm's normalized shape) the
+    step no longer runs, and that narrowing is left out."""
+    if not region.inputs:
+        return None
+    lead = max(region.inputs, key=lambda t: t.numel)
+    shape = lead.shape
+    if len(shape) < 2:
+        return None
+    rest = shape[1:] if every else shape[1:2]
+    narrow = (min(shape[0], BATCH), *(min(d, side) for d in rest), *shape[1 + len(rest) :])
+    core = _keeping(region, {lead.name: narrow}, kept)
+    return _propagated(region, core, (shape, core[lead.name]))
 
 
 def _exercised(before: tuple[int, ...], after: tuple[int, ...]) -> bool:
@@ -96,16 +144,24 @@ def _rows(shape: tuple[int, ...], side: int, last: bool) -> tuple[int, ...]:
     return (*batch, m, min(n, side)) if last else (*batch, min(m, side), n)
 
 
-def _propagated(region: Region, core: Shapes) -> Region | None:
-    """The region with the core's narrowed operands, every input outside the core following the core's
-    output (_follow), and each step's output shape from the meta device; None where a step does not run."""
+def _propagated(
+    region: Region, core: Shapes, lead: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+) -> Region | None:
+    """The region with `core`'s narrowed inputs and each step's output shape from the meta device; None
+    where a step does not run. Every other input follows (_follow) the core's output, or with `lead` (a
+    shape before and after) that input; a contraction's own operands keep theirs."""
     first = region.steps[0]
     try:
-        core_out = _run(first, {t.name: core.get(t.name, t.shape) for t in region.inputs}, region)
+        if lead is None:
+            before = first.out.shape
+            after = _run(first, {t.name: core.get(t.name, t.shape) for t in region.inputs}, region)
+            kept = set(first.args)
+        else:
+            (before, after), kept = lead, set()
         shapes = {
             t.name: core.get(t.name, t.shape)
-            if t.name in first.args
-            else _follow(t.shape, first.out.shape, core_out)
+            if t.name in kept or t.name in core
+            else _follow(t.shape, before, after)
             for t in region.inputs
         }
         known = dict(shapes)
@@ -117,7 +173,11 @@ def _propagated(region: Region, core: Shapes) -> Region | None:
     steps = [replace(s, out=replace(s.out, shape=known[s.out.name])) for s in region.steps]
     output = replace(region.output, shape=known[region.output.name])
     return replace(
-        region, inputs=inputs, output=output, steps=steps, cost=contraction_flops(steps[0], inputs)
+        region,
+        inputs=inputs,
+        output=output,
+        steps=steps,
+        cost=region_cost(region.kind, steps, inputs, output),
     )
 
 

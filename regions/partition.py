@@ -169,15 +169,18 @@ def _region(
                 used.append((producer.name, scalars[producer.name]))
     steps = [traced.steps[n.name] for n in nodes]
     output = tensor_info(nodes[-1])
-    cost = (
-        contraction_flops(steps[0], inputs)
-        if kind == "contraction"
-        else 4.0 * (sum(t.numel for t in inputs) + output.numel)
-    )
+    cost = region_cost(kind, steps, inputs, output)
     return Region(rid, kind, [n.name for n in nodes], inputs, output, steps, used, cost)
 
 
-def contraction_flops(step: Step, inputs: list[TensorInfo]) -> float:
+def region_cost(kind: Kind, steps: list[Step], inputs: list[TensorInfo], output: TensorInfo) -> float:
+    """A region's work: flops for a product or convolution, bytes moved for any other kind."""
+    if kind == "contraction":
+        return _flops(steps[0], inputs)
+    return 4.0 * (sum(t.numel for t in inputs) + output.numel)
+
+
+def _flops(step: Step, inputs: list[TensorInfo]) -> float:
     """2 x M x N x K for products; a convolution multiplies each output by in_channels/groups x kernel."""
     shapes = {t.name: t.shape for t in inputs}
     args = [shapes.get(a, ()) for a in step.args]

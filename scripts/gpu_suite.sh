@@ -104,19 +104,22 @@ run_kinds() {
   #   (an A/B's arms in one file: python -m benchmarks.arm_jobs runs/A:old runs/B:new --out .device/kinds/X.jsonl)
   #   then here: run.py --resume runs/X --results X.verdicts.jsonl
   # X.config beside X.jsonl replaces the EvalConfig overrides for it (the project's own tasks have no
-  # torch.compile baseline: '{"reference_compile": "off"}' spares a compile per problem).
+  # torch.compile baseline: '{"reference_compile": "off"}' spares a compile per problem). X.budget beside it
+  # replaces KG_KINDS_BUDGET_S (seconds) for that file, so a call's time goes where its jobs need it.
   # (KG_KINDS_TESTS=0: the jobs files alone, for a later round of the same runs; KG_KINDS_GPU_TESTS names
   # other GPU test files to run instead, e.g. tests/regions/test_conv_tiles.py)
   if [ "${KG_KINDS_TESTS:-1}" != 0 ]; then
     "$PY" -m pytest -q -p no:cacheprovider -m gpu ${KG_KINDS_GPU_TESTS:-tests/regions/test_kinds_gpu.py} 2>&1 \
       | tee "$OUT/kinds_gpu.log"
   fi
-  local jobs name config
+  local jobs name config budget
   for jobs in .device/kinds/*.jsonl; do
     name=$(basename "$jobs" .jsonl)
     config="$BASELINE_CONFIG"
     [ -e "${jobs%.jsonl}.config" ] && config=$(cat "${jobs%.jsonl}.config")
-    timeout -k 20 --signal=INT "${KG_KINDS_BUDGET_S:-240}" "$PY" -m evaluator run "$jobs" \
+    budget="${KG_KINDS_BUDGET_S:-240}"
+    [ -e "${jobs%.jsonl}.budget" ] && budget=$(cat "${jobs%.jsonl}.budget")
+    timeout -k 20 --signal=INT "$budget" "$PY" -m evaluator run "$jobs" \
       --out "$OUT/$name.verdicts.jsonl" --cache-dir "$CACHE/kinds" --config "$config" 2>&1 \
       | tr '\r' '\n' | tail -20 > "$OUT/$name.log"
   done

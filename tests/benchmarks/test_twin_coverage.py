@@ -28,19 +28,15 @@ def get_inputs():
     + FOOTER
 )
 
-# a large map against a buffer of its size: a shrunk input no longer meets the buffer, maps are not narrowed
-MAP = (
+# a layer norm over sizes its step names: no shrink of the problem reaches it, and narrowed it no longer runs
+NORM = (
     HEADER
     + """class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.register_buffer("scale", torch.rand(4096, 8192))
-
     def forward(self, x):
-        return torch.relu(x) * self.scale
+        return torch.nn.functional.layer_norm(x, (1024, 1024))
 
 def get_inputs():
-    return [torch.rand(4096, 8192)]
+    return [torch.rand(64, 1024, 1024)]
 """
     + FOOTER
 )
@@ -50,15 +46,15 @@ def test_checked_and_unchecked_regions_are_counted(tmp_path: Path, capsys) -> No
     level = tmp_path / "level1"
     level.mkdir()
     (level / "1_Conv.py").write_text(CONV)
-    (level / "2_Map.py").write_text(MAP)
-    (level / "3_Skipped.py").write_text(MAP)
+    (level / "2_Norm.py").write_text(NORM)
+    (level / "3_Skipped.py").write_text(NORM)
     out = tmp_path / "coverage.json"
     assert main([str(tmp_path), "--skip", "L1/3", "--out", str(out)]) == 0
     summary = json.loads(out.read_text())
     rows = {row["problem"]: row for row in summary["rows"]}
-    assert set(rows) == {"L1/Conv", "L1/Map"}
+    assert set(rows) == {"L1/Conv", "L1/Norm"}
     assert all(rows["L1/Conv"][cut]["unchecked"] == [] for cut in ("moderate", "aggressive"))
-    unchecked = rows["L1/Map"]["moderate"]["unchecked"]
-    assert [r["kind"] for r in unchecked] == ["map"]
-    assert summary["checked"] == summary["regions"] - 2  # the map at both cuts
+    unchecked = rows["L1/Norm"]["moderate"]["unchecked"]
+    assert [r["ops"] for r in unchecked] == [["layer_norm"]]
+    assert summary["checked"] == summary["regions"] - 2  # the layer norm at both cuts
     assert "no CPU check" in capsys.readouterr().out

@@ -180,15 +180,19 @@ def test_the_twin_is_the_region_itself_when_it_is_cheap_and_else_the_same_skelet
     assert not emulate(twin, contract, "float t1 = x * 0.5f;\nfloat t2 = t1 - w;").ok
 
 
-def test_no_twin_where_shrinking_changes_a_literal_or_the_skeleton() -> None:
-    """A scale of 1/sqrt(size) changes with the size: a right body would be called wrong on its twin. Nor
-    is a region the shrink left at full size run on one CPU thread."""
+def test_a_size_a_literal_stands_for_keeps_its_length() -> None:
+    """A scale of 1/sqrt(size) changes with the size: shrunk with the problem, a right body would be called
+    wrong on its twin. Narrowed on its own the region keeps the literal, and the size it stands for keeps
+    its length, for a body that computes the scale from it; the other size shrinks."""
     from regions.emulate import small_twin
 
     scaled = _problem("x * (1.0 / math.sqrt(cols)) + w", "rows = 4096\ncols = 2048", TWO)
-    assert small_twin(scaled, _only_region(scaled)) is None
+    twin, contract = small_twin(scaled, _only_region(scaled))
+    assert [t.shape for t in twin.inputs] == [(2, 2048), (2, 2048)]
+    assert emulate(twin, contract, "float t1 = x * (1.0f / sqrtf(2048.0f));\nfloat t2 = t1 + w;").ok
     unshrunk = _problem("x * 0.5 + w", "rows, cols = 8192, 8192", TWO)  # sizes the shrink cannot reach
-    assert small_twin(unshrunk, _only_region(unshrunk)) is None
+    twin, _ = small_twin(unshrunk, _only_region(unshrunk))
+    assert [t.shape for t in twin.inputs] == [(2, 4), (2, 4)]  # narrowed on its own instead
 
 
 def test_a_long_sum_keeps_its_length_in_the_twin() -> None:

@@ -1,8 +1,9 @@
-"""A product or convolution narrowed on its own gives the CPU a twin where sizes written into get_inputs or
-the layers keep the problem's shrink from reaching it: right bodies pass on it, a wrong stride does not."""
+"""A region narrowed on its own gives the CPU a twin where sizes written into get_inputs or the layers keep
+the problem's shrink from reaching it: right bodies pass on it, a wrong stride does not."""
 
 from __future__ import annotations
 
+from regions.contract import render
 from regions.emulate import OWN_SIZE, TWIN_SIZE, small_twin, wrong_on_cpu
 from regions.narrowed import narrowed_regions
 from regions.offering import cut
@@ -107,8 +108,19 @@ def test_every_output_dim_keeps_two_indices() -> None:
     assert all(d > 1 for d in twin.output.shape)  # an 11 x 11 kernel of stride 4 on a side of 4 gives 1
 
 
-def test_other_kinds_are_not_narrowed() -> None:
-    small = CONV.replace("96, 96", "6, 6")
-    maps = [r for r in cut(trace_source(small), "moderate") if r.kind != "contraction"]
-    assert maps and all(list(narrowed_regions(r)) == [] for r in maps)
-    assert _core(small).cost <= OWN_SIZE  # a small one is emulated at its own size
+def test_a_map_follows_its_widest_input_and_a_named_size_stays() -> None:
+    maps = [r for r in cut(trace_source(CONV), "moderate") if r.kind == "map"]
+    assert maps  # the bias, the sum with `skip` and the ReLU after the convolution
+    twin = next(narrowed_regions(maps[0]))
+    shapes = {t.name: t.shape for t in twin.inputs}
+    assert shapes["skip"] == twin.output.shape and twin.output.shape[0] == 2
+    bias = next(shape for name, shape in shapes.items() if "bias" in name)
+    assert bias == (1, twin.output.shape[1], 1, 1)  # per channel, its channels narrowed with the output's
+    assert wrong_on_cpu((twin, render(twin)), rule_body(twin, render(twin))) == ""
+    norm = CONV.replace(
+        "torch.relu(self.conv(x) + skip)", "torch.nn.functional.layer_norm(skip, (32, 96, 96))"
+    )
+    region = next(r for r in cut(trace_source(norm), "moderate") if r.steps[0].target.endswith("layer_norm"))
+    twins = list(narrowed_regions(region))  # its step names the sizes it normalises over: those stay
+    assert twins and all(t.inputs[0].shape == (2, 32, 96, 96) for t in twins)
+    assert _core(CONV.replace("96, 96", "6, 6")).cost <= OWN_SIZE  # a small one runs at its own size
