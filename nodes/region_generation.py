@@ -28,6 +28,7 @@ from nodes.generation import ambition_of, candidate_id, sample_seed
 from nodes.model.llm import Completion, shared_model
 from nodes.region_parts import (
     contract_on,
+    failed_regions,
     offered_parts,
     prompt_context,
     regions_by_id,
@@ -292,8 +293,9 @@ def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generat
     ctx = settings(runtime)
     parts = regions_by_id(state, ctx)
     by_id = dict(parts)
+    left = failed_regions(state)  # PyTorch runs them
     written, ruled_now = [], {}
-    for rid in state["order"]:
+    for rid in (rid for rid in state["order"] if rid not in left):
         (region, first), done = by_id[rid], state["written"][rid]
         # a body on its first contract runs on its kind's ruled shape where it moves there unchanged
         ruled = ruled_launch(region, done["body"]) if not done["shape"] and ctx.launch == "ruled" else None
@@ -318,6 +320,7 @@ def assemble_candidate(state: RegionDraft, runtime: Runtime[Context]) -> Generat
         "shapes": state["shaped"],
         "ruled": ruled_now,
         "local_ok": all(a.ok for a in attempts.values()),
+        "left": sorted(left),
         "shape_choices": {rid: {k: c[k] for k in ("shape", "why", "valid")} for rid, c in choices.items()},
         "prompt_tokens": sum(a.prompt_tokens for a in attempts.values())
         + sum(c["prompt_tokens"] for c in choices.values()),

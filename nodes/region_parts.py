@@ -84,3 +84,15 @@ def routes_from(feedback: dict[str, Any] | None, last: dict[str, Any] | None) ->
         for rid, r in (feedback.get("regions") or {}).items()
         if rid in bodies
     }
+
+
+def failed_regions(state: RegionDraft) -> set[str]:
+    """The regions PyTorch runs in this candidate: each whose written body failed the local checks once its
+    repairs were spent, and the twins renamed from one. A body NVRTC refuses makes the whole program a
+    compile error on the GPU (measured: a Python line in a GoogleNet convolution body); without it
+    the other kernels are judged. Where every region failed, all are sent, so the GPU's words on them are
+    the next round's feedback."""
+    attempts = state["attempts"].items()
+    failed = {rid for rid, a in attempts if not a["ok"] and state["written"][rid]["body"] == a["body"]}
+    left = failed | {rid for rid, source in state["reused"].items() if source in failed}
+    return set() if left >= set(state["order"]) else left

@@ -121,6 +121,7 @@ class Candidate(TypedDict, total=False):
     shapes: dict[str, str]  # region id -> the launch shape the fast second moved it to (the model's choice)
     ruled: dict[str, str]  # region id -> the shape the framework's rules ran its body on (Context.launch)
     local_ok: bool  # every body the model wrote this round passed the local checks
+    left: list[str]  # regions whose bodies failed the local checks once repairs were spent: PyTorch runs them
     shape_choices: dict[str, dict[str, Any]]  # region id -> {shape, why, valid}: the model's launch choice
 
 

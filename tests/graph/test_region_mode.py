@@ -365,6 +365,32 @@ def test_a_region_no_contract_fits_is_left_to_pytorch_and_the_others_are_still_o
     assert all("vector_norm" not in step.target for region, _ in parts for step in region.steps)
 
 
+def test_a_body_that_fails_its_local_checks_after_its_repairs_is_left_to_pytorch(scripted) -> None:
+    """One region's answers never compile: the candidate leaves that region to PyTorch and sends the other
+    kernel, instead of a program the GPU can only call a compile error."""
+
+    def reply(messages: list[dict[str, str]], kwargs: dict[str, Any]) -> str:
+        if "region_r2" in messages[-1]["content"]:
+            return "```cuda\nresult = sum(t3(k) for k in range(R));\n```"  # Python, as the 1.5B wrote it
+        return "```cuda\nfloat t1 = kg_relu(x);\n```"
+
+    scripted(reply)
+    task = {"name": "norm", "level": 0, "problem_id": 0, "source": VECTOR_NORM}
+    state = compile_graph("zero_shot").invoke({"task": task}, context=Context(evaluator="deferred"))
+    (candidate,) = state["pending"]
+    assert candidate["left"] == ["r2"] and not candidate["local_ok"]
+    assert list(candidate["bodies"]) == ["r0"] and [r["id"] for r in candidate["regions"]] == ["r0"]
+    _documented([candidate])
+
+
+def test_a_candidate_whose_every_body_failed_still_goes_to_the_gpu(scripted, task) -> None:
+    """With nothing left to judge the failed bodies are sent: the GPU's words on them are the feedback."""
+    scripted(lambda messages, kwargs: "```cuda\nfloat t1 = A * scale_factor;\n```")
+    state = compile_graph("zero_shot").invoke({"task": task}, context=Context(evaluator="deferred"))
+    (candidate,) = state["pending"]
+    assert candidate["left"] == [] and list(candidate["bodies"]) == ["r0"] and not candidate["local_ok"]
+
+
 def test_aggressive_ambition_asks_for_a_product_with_its_epilogue_in_one_kernel(
     scripted, kernelbench_dir: Path
 ) -> None:
