@@ -4,7 +4,8 @@ Most correct bodies the model writes are one line per step calling a `kg_*` help
 well; this is the baseline that says what the model adds on top of the framework (issue: fast second). It
 writes the plain skeleton of each kind (its first contract, no launch shape): a map's line per step, a
 reduction's fold or its one line per element, a window's loops, a product's or a convolution's sum. A
-region it has no rule for gets None, and the candidate is judged without that body (a failure, counted).
+region it has no rule for gets None: its empty body fails the local checks, so the candidate leaves that
+region to PyTorch like any failed body (nodes.region_parts.failed_regions).
 """
 
 from __future__ import annotations
