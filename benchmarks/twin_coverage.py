@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     problems, errors = scan_problems(args.root)
     for error in errors:
         print(f"skipped: {error}", file=sys.stderr)
-    rows = [problem_twins(p) for p in problems if f"L{p.level}/{p.problem_id}" not in set(args.skip)]
+    skip = set(args.skip)
+    rows = [problem_twins(p) for p in problems if f"L{p.level}/{p.problem_id}" not in skip]
     cuts = [r[a] for r in rows for a in CUTS if "regions" in r[a]]
     total = sum(c["regions"] for c in cuts)
     checked = total - sum(len(c["unchecked"]) for c in cuts)

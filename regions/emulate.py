@@ -166,8 +166,8 @@ def small_twin(source: str, region: Region, ambition: str = "moderate") -> tuple
     (a scale of 1/sqrt(head size) changes with the size, and a body carries the one it was shown) and the
     same skeleton but for its numbers (a product over K > 4096 declares a double `result` the body adds to;
     capped, its skeleton would have a float one for the body to set, so such a twin keeps K long: _shrunk).
-    Where no shrink of the problem reaches a product or convolution (sizes written into get_inputs or the
-    layers), the region narrowed on its own stands in (regions.narrowed). A body that hard-codes a size is
+    Where no shrink of the problem reaches the region (sizes written into get_inputs or the layers), the
+    region narrowed on its own stands in (regions.narrowed). A body that hard-codes a size is
     right only at that size: the region's own size is tried first."""
     contract = render(region)
     if region.cost <= OWN_SIZE:

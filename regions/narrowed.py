@@ -37,7 +37,7 @@ Shapes = dict[str, tuple[int, ...]]
 
 def narrowed_regions(region: Region) -> Iterator[Region]:
     """The region on smaller operands, smallest first; nothing where its steps do not run on them."""
-    kept = literal_sizes(region)
+    kept = _literal_sizes(region)
     for side in SIDES:
         if region.kind == "contraction":
             core = _core_shapes(region, side)
@@ -49,7 +49,7 @@ def narrowed_regions(region: Region) -> Iterator[Region]:
                 yield twin
 
 
-def literal_sizes(region: Region) -> set[int]:
+def _literal_sizes(region: Region) -> set[int]:
     """Sizes a step's number may stand for: n where it is n, 1/n, sqrt(n) or 1/sqrt(n) (an attention's
     scale of 1/sqrt(head size), a mean written as a product with 1/n). A body shown the number may compute
     it from the size instead, and would be wrong on a twin where that size shrank, so such dims keep
@@ -150,22 +150,23 @@ def _propagated(
     """The region with `core`'s narrowed inputs and each step's output shape from the meta device; None
     where a step does not run. Every other input follows (_follow) the core's output, or with `lead` (a
     shape before and after) that input; a contraction's own operands keep theirs."""
-    first = region.steps[0]
+    first, rest = region.steps[0], region.steps[1:]
     try:
-        if lead is None:
+        known: Shapes = {}
+        if lead is None:  # the core step reads only its own operands: its output leads the others
             before = first.out.shape
             after = _run(first, {t.name: core.get(t.name, t.shape) for t in region.inputs}, region)
-            kept = set(first.args)
+            known[first.out.name], kept = after, set(first.args)
         else:
-            (before, after), kept = lead, set()
+            (before, after), kept, rest = lead, set(), region.steps
         shapes = {
             t.name: core.get(t.name, t.shape)
             if t.name in kept or t.name in core
             else _follow(t.shape, before, after)
             for t in region.inputs
         }
-        known = dict(shapes)
-        for step in region.steps:
+        known |= shapes
+        for step in rest:
             known[step.out.name] = _run(step, known, region)
     except (RuntimeError, ValueError, TypeError, IndexError):
         return None
