@@ -8,9 +8,8 @@ but fails the strict verdict; `note` is recorded only.
 from __future__ import annotations
 
 import ast
-from typing import Any
 
-Finding = dict[str, Any]
+from evaluator.kernel_use import Finding, builder_name, finding, kernel_use, root_name
 
 _REJECT_MODULES = {
     "subprocess",
@@ -117,55 +116,6 @@ _STATE_CALLS = {
     "set_grad_enabled",
     "set_float32_matmul_precision",
 }
-# Calls that compile custom kernels: torch's extension builders, and the region kind's NVRTC loader
-# (evaluator.regions.launch), which the build cache records and wraps as it does an extension.
-_BUILDERS = {"load_inline", "load", "load_region_kernel"}
-# torch calls that only shape, allocate or move data: using them is not "doing the op in torch".
-_PLUMBING = {
-    "empty",
-    "empty_like",
-    "zeros",
-    "zeros_like",
-    "ones",
-    "ones_like",
-    "full",
-    "full_like",
-    "tensor",
-    "as_tensor",
-    "from_numpy",
-    "arange",
-    "empty_strided",
-    "device",
-    "dtype",
-    "Size",
-    "view",
-    "reshape",
-    "contiguous",
-    "size",
-    "flatten",
-    "permute",
-    "transpose",
-    "unsqueeze",
-    "squeeze",
-    "to",
-    "cuda",
-    "cpu",
-    "float",
-    "half",
-    "numel",
-    "dim",
-    "expand",
-    "is_contiguous",
-    "data_ptr",
-    "stride",
-    "chunk",
-    "split",
-    "narrow",
-    "cat",
-    "stack",
-    "Tensor",
-    "no_grad",
-}
 
 
 def check_candidate(source: str, reference_source: str | None = None) -> list[Finding]:
@@ -173,15 +123,15 @@ def check_candidate(source: str, reference_source: str | None = None) -> list[Fi
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        return [_f("syntax_error", "reject", f"candidate is not valid Python: {exc.msg}", exc.lineno)]
+        return [finding("syntax_error", "reject", f"candidate is not valid Python: {exc.msg}", exc.lineno)]
     findings: list[Finding] = []
     findings += _check_sandbox(tree)
     model_new = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"), None)
     if model_new is None:
-        findings.append(_f("no_model_new", "reject", "no top-level class ModelNew", None))
+        findings.append(finding("no_model_new", "reject", "no top-level class ModelNew", None))
         return findings
     findings += _check_hacks(tree, model_new)
-    findings += _check_kernel_use(tree, model_new, reference_source)
+    findings += kernel_use(tree, model_new, reference_source)
     return findings
 
 
@@ -191,10 +141,6 @@ def rejected(findings: list[Finding]) -> bool:
 
 def hacks(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f["severity"] == "hack"]
-
-
-def _f(code: str, severity: str, message: str, line: int | None) -> Finding:
-    return {"code": code, "severity": severity, "message": message, "line": line}
 
 
 _LAUNCHER = ("evaluator.regions.launch", "load_region_kernel")  # what an exported region program imports
@@ -221,7 +167,7 @@ def _check_sandbox(tree: ast.Module) -> list[Finding]:
                 top = mod.split(".")[0]
                 if top in _REJECT_MODULES:
                     out.append(
-                        _f(
+                        finding(
                             "forbidden_import",
                             "reject",
                             f"imports {mod}: process, file, network or introspection access",
@@ -230,7 +176,7 @@ def _check_sandbox(tree: ast.Module) -> list[Finding]:
                     )
                 elif top == "evaluator" and not _region_launcher(node):
                     out.append(
-                        _f(
+                        finding(
                             "judge_import",
                             "reject",
                             f"imports {mod}: the evaluator's own code (a region program may import only "
@@ -240,13 +186,17 @@ def _check_sandbox(tree: ast.Module) -> list[Finding]:
                     )
                 elif top in _HACK_MODULES:
                     out.append(
-                        _f("threads", "hack", f"imports {mod}: work on threads escapes timing", node.lineno)
+                        finding(
+                            "threads", "hack", f"imports {mod}: work on threads escapes timing", node.lineno
+                        )
                     )
                 elif top == "os":
                     if isinstance(node, ast.ImportFrom):
                         bad = [a.name for a in node.names if a.name not in _OS_ALLOWED]
                         if bad:
-                            out.append(_f("forbidden_import", "reject", f"imports os.{bad[0]}", node.lineno))
+                            out.append(
+                                finding("forbidden_import", "reject", f"imports os.{bad[0]}", node.lineno)
+                            )
                     else:
                         os_names.update(a.asname or a.name for a in node.names)
         elif (
@@ -254,36 +204,40 @@ def _check_sandbox(tree: ast.Module) -> list[Finding]:
             and isinstance(node.func, ast.Name)
             and node.func.id in _REJECT_BUILTINS
         ):
-            out.append(_f("forbidden_call", "reject", f"calls {node.func.id}()", node.lineno))
+            out.append(finding("forbidden_call", "reject", f"calls {node.func.id}()", node.lineno))
         elif (
             isinstance(node, ast.Attribute)
             and node.attr in _FILE_ATTRS
-            and _root_name(node) in ("torch", "np", "numpy")
+            and root_name(node) in ("torch", "np", "numpy")
             and "cpp_extension" not in ast.unparse(node)
         ):
-            out.append(_f("file_access", "reject", f"uses {ast.unparse(node)}: file access", node.lineno))
+            out.append(
+                finding("file_access", "reject", f"uses {ast.unparse(node)}: file access", node.lineno)
+            )
         elif isinstance(node, ast.Attribute) and node.attr in _DUNDER_REJECT:
-            out.append(_f("introspection", "reject", f"touches .{node.attr}", node.lineno))
+            out.append(finding("introspection", "reject", f"touches .{node.attr}", node.lineno))
         elif isinstance(node, ast.Name) and node.id in ("__builtins__", "__import__", "__loader__"):
-            out.append(_f("introspection", "reject", f"touches {node.id}", node.lineno))
+            out.append(finding("introspection", "reject", f"touches {node.id}", node.lineno))
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
-                root = _root_name(t)
+                root = root_name(t)
                 if isinstance(t, ast.Attribute) and root in ("torch", "F", "nn", "np"):
-                    out.append(_f("tampering", "reject", f"assigns to {ast.unparse(t)}", node.lineno))
+                    out.append(finding("tampering", "reject", f"assigns to {ast.unparse(t)}", node.lineno))
         elif (
             isinstance(node, ast.Call)
-            and _builder_name(node.func)
+            and builder_name(node.func)
             and any(kw.arg == "build_directory" for kw in node.keywords)
         ):
             out.append(
-                _f("build_directory", "note", "build_directory is overridden by the build cache", node.lineno)
+                finding(
+                    "build_directory", "note", "build_directory is overridden by the build cache", node.lineno
+                )
             )
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in os_names:
             if node.attr not in _OS_ALLOWED:
-                out.append(_f("forbidden_call", "reject", f"uses os.{node.attr}", node.lineno))
+                out.append(finding("forbidden_call", "reject", f"uses os.{node.attr}", node.lineno))
     return out
 
 
@@ -293,12 +247,12 @@ def _check_hacks(tree: ast.Module, model_new: ast.ClassDef) -> list[Finding]:
         text = ast.unparse(base)
         if text == "Model" or text.endswith(".Model"):
             out.append(
-                _f("inherits_model", "hack", "ModelNew inherits the reference Model", model_new.lineno)
+                finding("inherits_model", "hack", "ModelNew inherits the reference Model", model_new.lineno)
             )
     for node in ast.walk(tree):
         if isinstance(node, ast.Try):
             out.append(
-                _f(
+                finding(
                     "try_except_fallback",
                     "hack",
                     "try/except around candidate code can fall back to torch",
@@ -311,17 +265,21 @@ def _check_hacks(tree: ast.Module, model_new: ast.ClassDef) -> list[Finding]:
             and "cuda" in ast.unparse(node.value)
         ):
             out.append(
-                _f("side_stream", "hack", f"uses {ast.unparse(node)}: work off the timed stream", node.lineno)
+                finding(
+                    "side_stream", "hack", f"uses {ast.unparse(node)}: work off the timed stream", node.lineno
+                )
             )
-        elif isinstance(node, ast.Attribute) and node.attr in _STATE_CALLS and _root_name(node) == "torch":
+        elif isinstance(node, ast.Attribute) and node.attr in _STATE_CALLS and root_name(node) == "torch":
             out.append(
-                _f("global_state", "hack", f"changes global torch state ({ast.unparse(node)})", node.lineno)
+                finding(
+                    "global_state", "hack", f"changes global torch state ({ast.unparse(node)})", node.lineno
+                )
             )
-        elif isinstance(node, ast.Attribute) and node.attr == "backends" and _root_name(node) == "torch":
-            out.append(_f("global_state", "hack", "touches torch.backends", node.lineno))
+        elif isinstance(node, ast.Attribute) and node.attr == "backends" and root_name(node) == "torch":
+            out.append(finding("global_state", "hack", "touches torch.backends", node.lineno))
         elif isinstance(node, ast.Attribute) and node.attr == "data_ptr" and _inside(node, model_new):
             out.append(
-                _f(
+                finding(
                     "data_ptr_cache",
                     "hack",
                     "Python code reads data_ptr: outputs keyed by address",
@@ -329,162 +287,6 @@ def _check_hacks(tree: ast.Module, model_new: ast.ClassDef) -> list[Finding]:
                 )
             )
     return _dedupe(out)
-
-
-def _check_kernel_use(
-    tree: ast.Module, model_new: ast.ClassDef, reference_source: str | None
-) -> list[Finding]:
-    builds = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _builder_name(n.func)]
-    if not builds:
-        return [
-            _f("no_custom_kernel", "hack", "no load_inline/load call: no custom kernel is compiled", None)
-        ]
-    ext_names, ext_attrs = _extension_bindings(tree)
-    methods = {n.name: n for n in model_new.body if isinstance(n, ast.FunctionDef)}
-    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    forward = methods.get("forward")
-    if forward is None:
-        return [_f("no_forward", "hack", "ModelNew defines no forward", model_new.lineno)]
-    reached = _reachable(forward, methods, funcs)
-    called = False
-    torch_ops: set[str] = set()
-    for fn in reached:
-        local_ext = {
-            t.id
-            for n in ast.walk(fn)
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _builder_name(n.value.func)
-            for t in n.targets
-            if isinstance(t, ast.Name)
-        }
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            root = _root_name(func)
-            if root in ext_names | local_ext:
-                called = True
-            elif (
-                isinstance(func, ast.Attribute) and _is_self_attr(func.value) and func.value.attr in ext_attrs
-            ):
-                called = True
-            elif _is_self_attr(func) and func.attr in ext_attrs:
-                called = True
-            elif root in ("torch", "F") and isinstance(func, ast.Attribute) and func.attr not in _PLUMBING:
-                torch_ops.add(ast.unparse(func))
-    out: list[Finding] = []
-    if not called:
-        out.append(
-            _f("kernel_not_called", "hack", "forward never calls the compiled extension", forward.lineno)
-        )
-    ref_ops = _reference_ops(reference_source)
-    reused = sorted(op for op in torch_ops if op.split(".")[-1] in ref_ops)
-    if reused:
-        out.append(
-            _f(
-                "reference_ops",
-                "note",
-                f"forward calls the reference's torch ops: {', '.join(reused)}",
-                forward.lineno,
-            )
-        )
-    return out
-
-
-def _extension_bindings(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """Module names and self attributes bound to a compiled extension (or a function of one)."""
-    names: set[str] = set()
-    attrs: set[str] = set()
-    module_level = {id(n) for n in _module_level_nodes(tree)}
-    for _ in range(3):  # propagate through a few rebinding steps
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Assign):
-                continue
-            value = node.value
-            is_ext = (
-                (isinstance(value, ast.Call) and _builder_name(value.func))
-                or _root_name(value) in names
-                or (
-                    isinstance(value, ast.Attribute)
-                    and _is_self_attr(value.value)
-                    and value.value.attr in attrs
-                )
-                or (_is_self_attr(value) and value.attr in attrs)
-            )
-            if not is_ext:
-                continue
-            for t in node.targets:
-                if isinstance(t, ast.Name) and id(node) in module_level:
-                    names.add(t.id)
-                elif _is_self_attr(t):
-                    attrs.add(t.attr)
-    return names, attrs
-
-
-def _module_level_nodes(tree: ast.Module) -> list[ast.AST]:
-    """Every node outside function and class bodies."""
-    out: list[ast.AST] = []
-    todo: list[ast.AST] = list(tree.body)
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
-
-
-def _reachable(
-    forward: ast.FunctionDef, methods: dict[str, ast.FunctionDef], funcs: dict[str, ast.FunctionDef]
-) -> list[ast.FunctionDef]:
-    seen: dict[str, ast.FunctionDef] = {"forward": forward}
-    todo = [forward]
-    while todo:
-        fn = todo.pop()
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
-                continue
-            target = None
-            if _is_self_attr(node.func) and node.func.attr in methods:
-                target = methods[node.func.attr]
-            elif isinstance(node.func, ast.Name) and node.func.id in funcs:
-                target = funcs[node.func.id]
-            if target is not None and target.name not in seen:
-                seen[target.name] = target
-                todo.append(target)
-    return list(seen.values())
-
-
-def _reference_ops(reference_source: str | None) -> set[str]:
-    if not reference_source:
-        return set()
-    try:
-        tree = ast.parse(reference_source)
-    except SyntaxError:
-        return set()
-    return {
-        n.attr
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Attribute) and _root_name(n) in ("torch", "F", "nn") and n.attr not in _PLUMBING
-    }
-
-
-def _builder_name(func: ast.expr) -> bool:
-    if isinstance(func, ast.Name):
-        return func.id in _BUILDERS
-    if isinstance(func, ast.Attribute):
-        return func.attr in ("load_inline", "load_region_kernel") or (
-            func.attr == "load" and "cpp_extension" in ast.unparse(func)
-        )
-    return False
-
-
-def _root_name(node: ast.AST) -> str | None:
-    while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _is_self_attr(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _inside(node: ast.AST, container: ast.AST) -> bool:
