@@ -1,13 +1,16 @@
 """The register-blocked launch shapes of a matmul-family product (regions.shapes offers them), on the
-slices of regions.tiles: the first contract's body runs once per output of a thread on each staged slice
-of K, or, fused with an epilogue, once per output on the framework's finished sum.
+slices of regions.tiles: the first contract's body runs once per output of a thread and k of each staged
+slice of K, adding into that output's running sum, or, fused with an epilogue, once per output on the
+framework's finished sum.
 
 - blocked (a lone product, outputs of at least one block tile a side): register blocking. A block of
   256 threads owns a 16·T x 16·T output tile and each thread T x T outputs of it, in runs of LANES adjacent
   rows and columns (a run per 16·LANES), so a thread reads each staged run in one 16-byte shared load and
   a warp's loads hit distinct banks; per BLOCK_K-wide slice of K the block stages both operands' tiles,
-  then the body runs once per output of the thread, unrolled, so the compiler keeps the thread's T x T
-  sums in registers and reads each staged value once per slice for T outputs. T is 8, and 4 where K is
+  then for each k of the slice the body runs once per output of the thread, unrolled, adding its term
+  into that output's sum (`result` starts at it), so the compiler keeps the thread's T x T sums and one
+  row and column of operands in registers (127 at T = 8: two blocks an SM), fuses each term into its sum,
+  and reads each staged value once per slice for T outputs. T is 8, and 4 where K is
   long enough that the sums are kept in double. A linear layer's bias is the framework's, as on the first
   contract: added to each output's sum as it is stored (with split, by the run from k = 0).
 - split (blocked products whose output has too few tiles to fill the GPU while K is long, or whose K is
@@ -104,12 +107,24 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     sig = region_signature(kernel, region, names)  # a lone product has no scalars
     row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
     output = f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};"  # the body sums it, the tail stores it
+    # one k of the staged slice at a time for all the thread's outputs, each added into its running sum: the
+    # thread holds per x per sums and one column and row of operands (127 registers at 8 x 8, two blocks an
+    # SM), where a sum per slice beside the totals held 223 (one block)
+    kind = "double" if run > LONG_SUM else "float"
     head = (
         f"{PRELUDE}\n{sig} {{\n"
         + _staging(region, ops, splits, run, per)
-        + f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
+        + f"        #pragma unroll\n        for (int kg_k = 0; kg_k < {BLOCK_K}; ++kg_k) {{\n"
+        f"        #pragma unroll\n        for (int kg_i = 0; kg_i < {per}; ++kg_i) {{\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
-        f"        {output}\n" + slice_body(region, ops, BLOCK_K, (f"kg_ta[k][{row}]", f"kg_tb[k][{col}]"))
+        f"        {output}\n"
+        + slice_body(
+            region,
+            ops,
+            1,
+            (f"kg_ta[kg_k + k][{row}]", f"kg_tb[kg_k + k][{col}]"),
+            (kind, "kg_total[kg_i][kg_j]"),
+        )
     )
     total = "(float)kg_total[kg_i][kg_j]"
     if len(region.inputs) > 2:  # a linear layer's bias, the framework's: once, by the run from k = 0
@@ -121,7 +136,8 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
         else f"p_out[(bt * M + m) * N + j] = {total};"
     )
     tail = (
-        "        kg_total[kg_i][kg_j] += result;\n        }\n        }\n        __syncthreads();\n    }\n"
+        "        kg_total[kg_i][kg_j] = result;\n        }\n        }\n        }\n"
+        "        __syncthreads();\n    }\n"
         f"    #pragma unroll\n    for (int kg_i = 0; kg_i < {per}; ++kg_i)\n"
         f"        #pragma unroll\n        for (int kg_j = 0; kg_j < {per}; ++kg_j) {{\n"
         f"            {output}\n"
@@ -130,9 +146,9 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     )
     who = (
         f"- each thread of a block of {TILE * TILE} computes {per} x {per} output elements, your lines once "
-        "for each (row m, column j)"
+        "for each (row m, column j) and each k of the staged slice, `result` holding that output's sum so far"
     )
-    contract = sliced(region, ops, (sig, head, tail), who, BLOCK_K, ([TILE * TILE, 1, 1], side))
+    contract = sliced(region, ops, (sig, head, tail), who, 1, ([TILE * TILE, 1, 1], side))
     if splits > 1:
         contract.launch["grid"][2] *= splits
         contract.launch["zero"] = True  # the blocks add into it

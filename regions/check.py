@@ -12,7 +12,7 @@ from evaluator.regions.nvrtc import annotate, compile_kernel
 from regions.contract import Contract
 from regions.library import HELPERS
 from regions.lint import lint_body, lint_source
-from regions.skeleton import SET_RESULT
+from regions.skeleton import ADD_TERMS, SET_RESULT
 
 _TORCH_HELPER = re.compile(r"\btorch\.(?:nn\.functional\.)?(\w+)\(")  # torch.tanh( -> kg_tanh(
 # std::expf( -> expf(, std::max( -> kg_max(: device code has the C names, and no <cmath> or <algorithm>
@@ -56,6 +56,17 @@ _FIXED_ELEMENTS = (
     "are folded alone"
 )
 _RESULT_UNSET = "`result` is never set: compute the op's value into it (`result = ...;`), then the steps"
+# A product's `result` holds its sum so far (regions.skeleton.ADD_TERMS), 0 on the first contract and the
+# earlier slices' sum on a staged shape: a body adds to it and never sets it
+_RESULT_ASSIGNED = re.compile(r"(?<![\w.])result\s*=(?!=)([^;]*)")  # its right side: group 1
+_RESULT_ZEROED = re.compile(r"(?m)^[ \t]*result\s*=\s*0(?:\.0*)?[fF]?\s*;[ \t]*\n?")
+_RESULT_ADDED = re.compile(r"\bresult\s*[-+]=")
+_READS_RESULT = re.compile(r"\bresult\b")
+_SETS_SUM = (
+    "`result` already holds this output's sum so far (0 at the start; on a staged shape the earlier slices' "
+    "sum): add each term to it (`result += ...;`); setting it drops what it holds"
+)
+_ADDS_NOTHING = "the body never adds to `result`: add each term of the sum to it (`result += ...;`)"
 _DECLARES_K = re.compile(r"\b(?:int64_t|int|long|unsigned|auto|size_t)\s+k\b")  # a loop's or its own k
 
 
@@ -99,6 +110,8 @@ def extract_body(text: str, contract: Contract) -> str:
         lines.pop(0)
     body = "\n".join(line.rstrip() for line in lines)
     body = _assigned(body, _skeleton_names(contract))
+    if _adds_terms(contract):
+        body = _added(body)
     body = _TORCH_HELPER.sub(lambda m: _helper(m) or m.group(0), body)
     body = _STD_MATH.sub(lambda m: f"{m[1]}(" if m[1] in _C_MATH else _helper(m) or m[0], body)
     body = _HELPER_CALL.sub(lambda m: m[1] + _KEYWORD.sub(r"\1", _MODE.sub("", m[2])) + ")", body)
@@ -114,6 +127,28 @@ def _looped(body: str, loop: str) -> str:
         return body
     inner = "\n".join(f"    {line}" if line.strip() else line for line in body.splitlines())
     return f"{loop} {{\n{inner}\n}}"
+
+
+def _adds_terms(contract: Contract) -> bool:
+    """A product whose skeleton holds its sum so far in `result` for the body to add to."""
+    return contract.kind == "contraction" and ADD_TERMS in contract.head
+
+
+def _added(body: str) -> str:
+    """On a product's skeleton: a line that zeroes `result` goes (the sum already starts where it should),
+    and a body that sets `result` once and never reads it (the 1.5B's `float acc = 0.0f; ... result = acc;`)
+    adds that value instead. On the first contract, where result starts at 0, both mean the same sum; on a
+    staged shape, where it holds the earlier slices' sum, only the addition is right."""
+    body = _RESULT_ZEROED.sub("", body)
+    sets = _sets_result(body)
+    if len(sets) == 1 and len(_READS_RESULT.findall(body)) == 1:
+        body = body[: sets[0].start()] + "result +=" + body[sets[0].start(1) :]
+    return body
+
+
+def _sets_result(code: str) -> list[re.Match[str]]:
+    """The assignments to `result` that do not read it (`result = fmaf(a, b, result);` adds to it)."""
+    return [m for m in _RESULT_ASSIGNED.finditer(code) if not _READS_RESULT.search(m[1])]
 
 
 def _skeleton_names(contract: Contract) -> set[str]:
@@ -204,6 +239,12 @@ def _unused(contract: Contract, code: str) -> list[dict[str, Any]]:
             )
     if SET_RESULT in contract.head and not _SETS_RESULT.search(code):
         found.append(_RESULT_UNSET)
+    if _adds_terms(contract):
+        code = _COMMENT.sub("", code)
+        if _sets_result(code):
+            found.append(_SETS_SUM)
+        elif not _RESULT_ADDED.search(code) and not _RESULT_ASSIGNED.search(code):
+            found.append(_ADDS_NOTHING)
     return [{"code": "unused", "message": m, "line": None} for m in found]
 
 

@@ -19,6 +19,7 @@ from regions.skeleton import (
     BODY_MARK,
     SET_RESULT,
     Contract,
+    add_result,
     facts_text,
     launch_info,
     loop_head,
@@ -114,13 +115,8 @@ def matmul_contract(region: Region, names: dict[str, str], extra: Epilogue | Non
             f"        {'double' if wide else 'float'} result = {start};\n"
             f"        for (int64_t k = 0; k < K; ++k) result += {an}(k) * {bn}(k);  // the sum\n"
         )
-    elif wide:
-        result = (
-            f"        double result = 0.0;  // K = {k_dim} terms: add every {an}(k) * {bn}(k) to it "
-            "(double)\n"
-        )
-    else:
-        result = f"{SET_RESULT}\n"
+    else:  # double where K is long (K = LONG_SUM terms and more miss the tolerance in float)
+        result = add_result("double" if wide else "float", "0.0" if wide else "0.0f", f"{an}(k) * {bn}(k)")
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t M = {m_rows}, N = {n_cols}, K = {k_dim};\n{loop_head('n')}"
         "        const int64_t j = i % N, m = (i / N) % M;\n"
@@ -141,8 +137,10 @@ def matmul_contract(region: Region, names: dict[str, str], extra: Epilogue | Non
     if extra:
         role = f"- each thread computes {element}: the framework has summed it into `result`{whole.then}"
     else:
-        role = f"- each thread computes {element} as `result`, a sum over k in [0, K), K = {k_dim}" + (
-            f"; result is a double that starts at 0.0: add each {an}(k) * {bn}(k) to it" if wide else ""
+        role = (
+            f"- each thread computes {element} as `result`, a sum over k in [0, K), K = {k_dim}: result "
+            f"is a {'double' if wide else 'float'} that starts at 0: add each {an}(k) * {bn}(k) to it, "
+            "never set it"
         )
     roles.insert(0, role)
     contract = Contract(

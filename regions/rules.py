@@ -40,7 +40,7 @@ def rule_body(region: Region, contract: Contract) -> str | None:
     elif region.kind == "window":
         core = _window(step.target, ins[0], contract.facts)
     elif region.kind == "contraction":
-        core = _contraction(step.target, ins, contract.facts, contract.head)
+        core = _contraction(step.target, ins, contract.facts)
     if core is None or not epilogue:
         return core
     # a fused epilogue (aggressive): its steps read the core's value and are numbered from t1 after it
@@ -218,14 +218,11 @@ def _nest(loops: list[tuple[str, str]], inner: str) -> str:
     return "\n".join([*lines, "    " * len(loops) + inner])
 
 
-def _contraction(target: str, ins: list[str], facts: str, head: str) -> str | None:
+def _contraction(target: str, ins: list[str], facts: str) -> str | None:
     """A product's or a convolution's sum over its accessors, plus a convolution's bias (a product's is the
     framework's, added after the sum)."""
-    if target in ("torch.matmul", "torch.mm", "torch.bmm", f"{_F}linear") and "double result = 0.0" in head:
-        return f"for (int64_t k = 0; k < K; ++k) result += {ins[0]}(k) * {ins[1]}(k);"
     if target in ("torch.matmul", "torch.mm", "torch.bmm", f"{_F}linear"):
-        loop = f"for (int64_t k = 0; k < K; ++k) acc += {ins[0]}(k) * {ins[1]}(k);"
-        return f"float acc = 0.0f;\n{loop}\nresult = acc;"
+        return f"for (int64_t k = 0; k < K; ++k) result += {ins[0]}(k) * {ins[1]}(k);"
     if not target.startswith(f"{_F}conv"):
         return None
     taps = sorted(set(re.findall(r"\bk(\d) in \[0, K\1\)", facts)))

@@ -16,6 +16,16 @@ from regions.model import Region, Step
 BODY_MARK = "        // ---- your code: from here ----"
 # A `result` the body must set itself (a product's sum): regions.check refuses a body that never does
 SET_RESULT = "        float result;  // set it"
+# A product's `result` holds its sum so far (0, or the earlier slices' sum where the framework stages K): the
+# body adds every term to it and never sets it, so one body runs on every product shape.
+ADD_TERMS = "add every term"
+
+
+def add_result(kind: str, start: str, what: str) -> str:
+    """A product's declaration of `result`: `kind` (float or double) from `start`; `what` names the terms."""
+    return f"        {kind} result = {start};  // {ADD_TERMS} {what} to it\n"
+
+
 _C_KEYWORDS = {
     "auto",
     "break",

@@ -1,6 +1,7 @@
 """The slice shapes of a lone matmul-family product (regions.shapes offers them), and what every product
-shape shares: the first contract's body, which sums `result` over k in [0, K) through the accessors, runs
-unchanged on one slice of K at a time while the framework stages the slices and adds them. The
+shape shares: the first contract's body, which adds every term over k in [0, K) to `result` through the
+accessors (result holds the sum so far and is never set), runs unchanged on one slice of K at a time
+while the framework stages the slices and adds them, or keeps each output's running sum in `result`. The
 register-blocked shapes (blocked, split, blocked_fused) build on these in regions.blocked_tiles.
 
 - tiled (a lone matmul-family product): 2-D blocks of TILE x TILE threads with shared-memory tiles; for
@@ -18,8 +19,8 @@ from regions.model import Region, RegionError
 from regions.reduce import LONG_SUM
 from regions.skeleton import (
     BODY_MARK,
-    SET_RESULT,
     Contract,
+    add_result,
     c_names,
     facts_text,
     launch_info,
@@ -102,11 +103,7 @@ def dot(region: Region) -> Contract:
         f"    auto {bn} = [&](int64_t k) -> float {{ return kg_b({share}); }};  // "
         + (f"{bn}[j, {share}]" if ops.linear else f"{bn}[.., {share}, j]")
         + f"\n    // {step_code(region.steps[0], names)}, over this thread's share of k\n"
-        + (
-            "        double result = 0.0;  // add every term of this share to it\n"
-            if wide
-            else f"{SET_RESULT}: the sum over this share\n"
-        )
+        + add_result("double" if wide else "float", "0.0" if wide else "0.0f", "of this share")
         + BODY_MARK
     )
     tail = (
@@ -150,8 +147,8 @@ def sliced(
     roles = role_lines(region, names, notes)
     roles.insert(
         0,
-        f"{who}: `result` is the sum over k in [0, K) of one slice, K = {width}; the framework adds the "
-        f"{ops.k_dim} / {width} slices",
+        f"{who}: add every term of one slice, k in [0, K), K = {width}, to `result` (never set it); the "
+        f"framework adds the {ops.k_dim} / {width} slices",
     )
     block, side = launch_by
     kernel = f"region_{region.id}"
@@ -174,9 +171,17 @@ def lone_product(region: Region, bias: bool = False) -> Operands:
     return operands(region, c_names(region))
 
 
-def slice_body(region: Region, ops: Operands, width: int, reads: tuple[str, str]) -> str:
+def slice_body(
+    region: Region,
+    ops: Operands,
+    width: int,
+    reads: tuple[str, str],
+    start: tuple[str, str] = ("float", "0.0f"),
+) -> str:
     """The head's last lines on a product shape: the slice's K, the operands read from where the shape
-    staged them (`reads`: C expressions over k), the step, `result` as the first contract declared it."""
+    staged them (`reads`: C expressions over k), the step, and `result`, which the body adds the slice's
+    terms to as it did on the first contract: `start` is its type and first value (0, or the output's sum
+    so far where the framework keeps it in registers)."""
     names = c_names(region)
     a, b = region.inputs[:2]
     an, bn = names[a.name], names[b.name]
@@ -186,17 +191,9 @@ def slice_body(region: Region, ops: Operands, width: int, reads: tuple[str, str]
         f"        auto {bn} = [&](int64_t k) -> float {{ return {reads[1]}; }};  // "
         + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
         + f"\n        // {step_code(region.steps[0], names)}\n"
-        + _slice_result(ops.k_dim)
+        + add_result(*start, "of this slice")
         + BODY_MARK
     )
-
-
-def _slice_result(k_dim: int) -> str:
-    """`result` for one slice of K, as the first contract declared it: where K is long its body adds each
-    term to a result that starts at zero (the first contract's was a double), so the slice's starts at 0."""
-    if k_dim > LONG_SUM:
-        return "        float result = 0.0f;  // add every term of this slice to it\n"
-    return f"{SET_RESULT}: the sum over this slice\n"
 
 
 def blocks(count: int, per: int) -> int:

@@ -12,7 +12,7 @@ from benchmarks.launch_shapes import main, summarise
 def test_jobs_send_each_greedy_body_on_its_first_contract_and_its_shapes(
     kernelbench_dir: Path, tmp_path: Path
 ) -> None:
-    body = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
+    body = "for (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
     rows = [
         {
             "problem": "l1_p1_Square_matrix_multiplication__7626d611b8f2",
@@ -71,7 +71,7 @@ def test_jobs_by_rule_send_the_frameworks_own_bodies(kernelbench_dir: Path, tmp_
         "p5/first",
         "p5/vector4",
     ]
-    sums = "for (int64_t k = 0; k < K; ++k) acc += A(k) * B(k);"  # regions.rules' product body
+    sums = "for (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"  # regions.rules' product body
     assert all(sums in j["code"] for j in lines[:3]) and "float t1 = A * s;" in lines[4]["code"]
 
 

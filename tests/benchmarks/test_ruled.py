@@ -11,7 +11,7 @@ from evaluator.problem import load_problems
 from regions.export import Written
 from regions.offering import offered
 
-SUM = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
+SUM = "for (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
 STORES = SUM + "\np_out[i] = result;"  # touches memory itself: stays on its first contract
 
 

@@ -452,7 +452,7 @@ def test_fast_second_keeps_a_product_on_its_ruled_launch_and_asks_for_faster_lin
 ) -> None:
     """A product body ran on its ruled register-blocked shape: the fast second offers no move (the other
     shapes that fit were measured slower) and asks for faster lines, which run on that shape again."""
-    loop = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) "
+    loop = "for (int64_t k = 0; k < K; ++k) "
     bodies = iter(
         f"```cuda\n{loop}{step}\n```"
         for step in ("result += A(k) * B(k);", "result = fmaf(A(k), B(k), result);")
@@ -474,8 +474,8 @@ def test_fast_second_keeps_a_product_on_its_ruled_launch_and_asks_for_faster_lin
 def test_a_body_that_does_not_move_is_rewritten_for_the_chosen_shape(scripted, kernelbench_dir: Path) -> None:
     """A correct product body that reads `p_A` itself cannot run per tile; the model chose tiles, so it
     rewrites its lines against the tiled contract, and the candidate runs there."""
-    per_element = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += p_A[m * K + k] * B(k);"
-    per_tile = "result = 0.0f;\nfor (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
+    per_element = "for (int64_t k = 0; k < K; ++k) result += p_A[m * K + k] * B(k);"
+    per_tile = "for (int64_t k = 0; k < K; ++k) result += A(k) * B(k);"
     bodies = iter([per_element, per_tile])
     model = choosing(scripted(lambda m, kw: f"```cuda\n{next(bodies)}\n```"), "tiled")
     task = problem_to_dict(load_problem(kernelbench_dir / "level1/1_Square_matrix_multiplication_.py"))

@@ -125,12 +125,14 @@ def test_sum_over_a_middle_dim_and_a_long_matmul() -> None:
             [Step(c, "torch.matmul", ("A", "B"), (), "matmul = torch.matmul(A, B)")],
         )
     )
-    assert "double result = 0.0;  // K = 1048576 terms" in mm.head  # the skeleton's accumulator is double
+    assert (
+        "double result = 0.0;  // add every term A(k) * B(k) to it" in mm.head
+    )  # the skeleton's accumulator is double
     assert check(mm, "for (int64_t k = 0; k < K; ++k) result += A(k) * B(k);").ok
     body = (
         "double acc = 0.0;\nfor (int64_t k = 0; k < K; ++k) acc += (double)A(k) * B(k);\nresult = (float)acc;"
     )
-    assert check(mm, body).ok
+    assert extract_body(body, mm).endswith("result += (float)acc;") and check(mm, extract_body(body, mm)).ok
 
 
 def test_a_direct_convolution_reads_the_input_under_each_tap_with_padding() -> None:
@@ -266,16 +268,37 @@ def test_a_body_that_declares_the_skeletons_result_again_assigns_it(families_dir
 
 
 def test_a_body_that_leaves_out_an_input_or_its_result_is_refused() -> None:
-    """A product's `result` starts unset, and every input takes part: a body of only the epilogue's line
-    reads garbage and neither operand."""
+    """A product's `result` holds its sum so far and every input takes part: a body of only the epilogue's
+    line adds nothing to it and reads neither operand."""
     a, b, out = T("a", (4, 8), F), T("b", (8, 3), F), T("mm", (4, 3), F)
     step = Step(out, "torch.matmul", ("a", "b"), (), "mm = torch.matmul(a, b)")
     contract = render(Region("r0", "contraction", ["mm"], [a, b], out, [step]))
     unset = check(contract, "float acc = 0.0f;  // result = acc later\nfloat t1 = acc / 2.0f;")
     assert not unset.ok and [f["code"] for f in unset.lint] == ["unused"] * 3
-    assert "never reads `a`" in unset.errors and "`result` is never set" in unset.errors
+    assert "never reads `a`" in unset.errors and "never adds to `result`" in unset.errors
+    assert check(contract, "for (int64_t k = 0; k < K; ++k) result += a(k) * b(k);").ok
+
+
+def test_a_product_body_adds_to_its_result_and_never_sets_it() -> None:
+    """On a staged shape `result` starts at the earlier slices' sum: a body that sets it drops them. The
+    1.5B's habits are read as additions where that means the same sum (`float result = 0.0f;` goes, one
+    `result = acc;` never read adds); a body that sets it otherwise is refused with why."""
+    a, b, out = T("a", (4, 8), F), T("b", (8, 3), F), T("mm", (4, 3), F)
+    step = Step(out, "torch.matmul", ("a", "b"), (), "mm = torch.matmul(a, b)")
+    contract = render(Region("r0", "contraction", ["mm"], [a, b], out, [step]))
+    assert "float result = 0.0f;  // add every term a(k) * b(k) to it" in contract.head
     summed = "float acc = 0.0f;\nfor (int64_t k = 0; k < K; ++k) acc += a(k) * b(k);\nresult = acc;"
-    assert check(contract, summed).ok
+    refused = check(contract, summed)
+    assert not refused.ok and "setting it drops what it holds" in refused.errors
+    body = extract_body(f"```cuda\nfloat result = 0.0f;\n{summed}\n```", contract)
+    assert body.splitlines() == [
+        "float acc = 0.0f;",
+        "for (int64_t k = 0; k < K; ++k) acc += a(k) * b(k);",
+        "result += acc;",
+    ]
+    assert check(contract, body).ok
+    twice = "result = a(0) * b(0);\nfor (int64_t k = 1; k < K; ++k) result = result + a(k) * b(k);"
+    assert extract_body(twice, contract) == twice and not check(contract, twice).ok  # its first line sets it
 
 
 def test_a_fold_over_numbered_elements_instead_of_r_is_refused() -> None:

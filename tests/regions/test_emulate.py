@@ -223,3 +223,23 @@ def test_a_launch_of_blocks_runs_its_threads_together_and_adds_into_a_zeroed_out
     assert emulate(region, contract, body).ok
     wrong = emulate(region, contract, body.replace("k < K", "k < K - 1"))
     assert not wrong.ok and wrong.error.startswith("out[")
+
+
+def test_the_blocked_product_adds_each_k_into_running_sums_as_the_gpu_would() -> None:
+    """The blocked shape runs the body for each k of a staged slice into each output's running sum: right
+    for the rule's line and for the 1.5B's `acc` habit as the framework reads it (`result += acc;`), and
+    wrong where a body sets `result` (it drops the earlier slices' sum: the check refuses it, and here the
+    values show it) or skips a term."""
+    from regions.blocked_tiles import blocked
+    from regions.check import extract_body
+
+    x, w, out = T("x", (256, 37), F), T("w", (37, 128), F), T("matmul", (256, 128), F)  # K ragged
+    step = Step(out, "torch.matmul", ("x", "w"), (), "matmul = torch.matmul(x, w)")
+    region = Region("r0", "contraction", ["matmul"], [x, w], out, [step])
+    contract = blocked(region)
+    assert contract.launch["grid"] == [1, 2, 1] and "float result = kg_total[kg_i][kg_j];" in contract.head
+    assert emulate(region, contract, rule_body(region, render(region))).ok
+    habit = "float acc = 0.0f;\nfor (int64_t k = 0; k < K; ++k) acc += x(k) * w(k);\nresult = acc;"
+    assert emulate(region, contract, extract_body(habit, contract)).ok
+    assert not emulate(region, contract, habit).ok  # as written it keeps only the last k of each slice
+    assert not emulate(region, contract, "result += x(0) * w(0) * (kg_k < 7);").ok

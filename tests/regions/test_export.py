@@ -119,8 +119,7 @@ BODIES = {
     "for (int64_t k = 0; k < R; ++k) m = fmaxf(m, t0(k));\nfloat s = 0.0f;\n"
     "for (int64_t k = 0; k < R; ++k) s += expf(t0(k) - m);\n"
     "for (int64_t k = 0; k < R; ++k) out(k) = expf(t0(k) - m) / s;",
-    "level1/2_Standard_matrix_multiplication_.py": "float s = 0.0f;\n"
-    "for (int64_t k = 0; k < K; ++k) s += A(k) * B(k);\nresult = s;",
+    "level1/2_Standard_matrix_multiplication_.py": "for (int64_t k = 0; k < K; ++k) result += A(k) * B(k);",
 }
 
 

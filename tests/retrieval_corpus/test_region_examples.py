@@ -55,6 +55,6 @@ def test_an_example_is_shown_in_the_regions_own_names_when_the_arities_match() -
     (shown,) = from_hit(example.to_result(1.0))
     mine = shown.renamed(["A", "B"])
     assert "t1 = torch.matmul(A, B)" in mine.pytorch and "p_A[m * 500 + k]" in mine.kernel
-    assert "acc += A(k) * B(k);" in mine.body and "t0" not in mine.text()
+    assert "result += A(k) * B(k);" in mine.body and "t0" not in mine.text()
     assert "blockIdx.x" in mine.kernel  # members keep their names
     assert shown.renamed(["A", "B", "C"]) is shown  # another arity: left as it is
