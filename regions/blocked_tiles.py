@@ -96,6 +96,12 @@ def _per(run: int) -> int:
     return PER_LONG if run > LONG_SUM else PER
 
 
+def _sum_type(run: int, runs: bool = False) -> str:
+    """A thread's sums: double where a block sums more than LONG_SUM values of K, unless blocked_fused keeps
+    them in float runs."""
+    return "double" if run > LONG_SUM and not runs else "float"
+
+
 def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     """The blocked contract; with `splits` > 1 each block sums one of `splits` equal runs of K's slices
     and adds its outputs into the zeroed output atomically (blockIdx.z counts batch x splits)."""
@@ -107,10 +113,6 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
     sig = region_signature(kernel, region, names)  # a lone product has no scalars
     row, col = owned("kg_ty", "kg_i"), owned("kg_tx", "kg_j")
     output = f"const int64_t m = kg_m0 + {row}, j = kg_j0 + {col};"  # the body sums it, the tail stores it
-    # one k of the staged slice at a time for all the thread's outputs, each added into its running sum: the
-    # thread holds per x per sums and one column and row of operands (127 registers at 8 x 8, two blocks an
-    # SM), where a sum per slice beside the totals held 223 (one block)
-    kind = "double" if run > LONG_SUM else "float"
     head = (
         f"{PRELUDE}\n{sig} {{\n"
         + _staging(region, ops, splits, run, per)
@@ -123,7 +125,8 @@ def _register_blocked(region: Region, ops: Operands, splits: int) -> Contract:
             ops,
             1,
             (f"kg_ta[kg_k + k][{row}]", f"kg_tb[kg_k + k][{col}]"),
-            (kind, "kg_total[kg_i][kg_j]"),
+            _sum_type(run),
+            "kg_total[kg_i][kg_j]",  # one k at a time into each running sum (the module's docstring)
         )
     )
     total = "(float)kg_total[kg_i][kg_j]"
@@ -214,7 +217,7 @@ def _staging(region: Region, ops: Operands, splits: int, run: int, per: int, run
     side = TILE * per
     if min(ops.m_rows, ops.n_cols) < side:
         raise RegionError(f"{region.id}: a {ops.m_rows} x {ops.n_cols} output fills no {side} x {side} tile")
-    acc = "double" if run > LONG_SUM and not runs else "float"
+    acc = _sum_type(run, runs)
     sums = ("kg_total", "kg_run") if runs else ("kg_total",)
     zero = " ".join(f"{sum_}[kg_i][kg_j] = 0;" for sum_ in sums)
     threads = TILE * TILE

@@ -116,7 +116,7 @@ def matmul_contract(region: Region, names: dict[str, str], extra: Epilogue | Non
             f"        for (int64_t k = 0; k < K; ++k) result += {an}(k) * {bn}(k);  // the sum\n"
         )
     else:  # double where K is long (K = LONG_SUM terms and more miss the tolerance in float)
-        result = add_result("double" if wide else "float", "0.0" if wide else "0.0f", f"{an}(k) * {bn}(k)")
+        result = add_result("double" if wide else "float", f"{an}(k) * {bn}(k)")
     head = (
         f"{PRELUDE}\n{sig} {{\n    const int64_t M = {m_rows}, N = {n_cols}, K = {k_dim};\n{loop_head('n')}"
         "        const int64_t j = i % N, m = (i / N) % M;\n"

@@ -21,9 +21,11 @@ SET_RESULT = "        float result;  // set it"
 ADD_TERMS = "add every term"
 
 
-def add_result(kind: str, start: str, what: str) -> str:
-    """A product's declaration of `result`: `kind` (float or double) from `start`; `what` names the terms."""
-    return f"        {kind} result = {start};  // {ADD_TERMS} {what} to it\n"
+def add_result(kind: str, what: str, start: str | None = None) -> str:
+    """A product's declaration of `result`: `kind` (float or double) from `start` (its zero where none is
+    given); `what` names the terms."""
+    first = start or ("0.0" if kind == "double" else "0.0f")
+    return f"        {kind} result = {first};  // {ADD_TERMS} {what} to it\n"
 
 
 _C_KEYWORDS = {

@@ -103,7 +103,7 @@ def dot(region: Region) -> Contract:
         f"    auto {bn} = [&](int64_t k) -> float {{ return kg_b({share}); }};  // "
         + (f"{bn}[j, {share}]" if ops.linear else f"{bn}[.., {share}, j]")
         + f"\n    // {step_code(region.steps[0], names)}, over this thread's share of k\n"
-        + add_result("double" if wide else "float", "0.0" if wide else "0.0f", "of this share")
+        + add_result("double" if wide else "float", "of this share")
         + BODY_MARK
     )
     tail = (
@@ -176,12 +176,13 @@ def slice_body(
     ops: Operands,
     width: int,
     reads: tuple[str, str],
-    start: tuple[str, str] = ("float", "0.0f"),
+    kind: str = "float",
+    start: str | None = None,
 ) -> str:
     """The head's last lines on a product shape: the slice's K, the operands read from where the shape
     staged them (`reads`: C expressions over k), the step, and `result`, which the body adds the slice's
-    terms to as it did on the first contract: `start` is its type and first value (0, or the output's sum
-    so far where the framework keeps it in registers)."""
+    terms to as it did on the first contract: a `kind` from `start` (0 where none is given, else the
+    output's sum so far where the framework keeps it in registers)."""
     names = c_names(region)
     a, b = region.inputs[:2]
     an, bn = names[a.name], names[b.name]
@@ -191,7 +192,7 @@ def slice_body(
         f"        auto {bn} = [&](int64_t k) -> float {{ return {reads[1]}; }};  // "
         + (f"{bn}[j, k0 + k]" if ops.linear else f"{bn}[.., k0 + k, j]")
         + f"\n        // {step_code(region.steps[0], names)}\n"
-        + add_result(*start, "of this slice")
+        + add_result(kind, "of this slice", start)
         + BODY_MARK
     )
 
